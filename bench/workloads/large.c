@@ -1,0 +1,131 @@
+/* large: large blocks.
+ *
+ * 4 slots hold live blocks of 64 KiB..16 MiB (log-uniform sizes, not page
+ * multiples); each step frees the block in a random slot and allocates a new
+ * one, writing a word into every page of it (so the pages are really
+ * faulted in) and its last 8 bytes. Every page word is checked before free.
+ * This measures how an allocator reuses (or returns and re-faults) big
+ * regions.
+ *
+ * usage: large --size smoke|real        prints: ok large <checksum>
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIVE 4
+#define PAGE 4096
+#define MIN_SIZE ((size_t)64 << 10)
+#define MAX_SIZE ((size_t)16 << 20)
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rng_state = 0xa4093822299f31d0ULL;
+static uint64_t rng(void)
+{
+    return mix64(rng_state++);
+}
+
+static int parse_size(int argc, char **argv, const char *name)
+{
+    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
+        if (strcmp(argv[2], "smoke") == 0)
+            return 0;
+        if (strcmp(argv[2], "real") == 0)
+            return 1;
+    }
+    fprintf(stderr, "usage: %s --size smoke|real\n", name);
+    exit(2);
+}
+
+static void die(const char *what, uint64_t tag, size_t n, size_t off)
+{
+    fprintf(stderr, "large: CORRUPTION: %s (tag %016llx, size %zu, offset %zu)\n", what,
+            (unsigned long long)tag, n, off);
+    exit(1);
+}
+
+/* Roughly log-uniform in [MIN_SIZE, MAX_SIZE]: a random octave (64 KiB..8 MiB
+ * doubling), then uniform inside it. */
+static size_t rand_size(void)
+{
+    uint64_t r = rng();
+    size_t lo = MIN_SIZE << (r % 8);
+    return lo + (size_t)((r >> 8) % (lo + 1));
+}
+
+static void fill_block(unsigned char *p, size_t n, uint64_t tag)
+{
+    for (size_t off = 0; off + 8 <= n - 8; off += PAGE) {
+        uint64_t v = tag ^ mix64(off);
+        memcpy(p + off, &v, 8);
+    }
+    uint64_t v = ~tag;
+    memcpy(p + n - 8, &v, 8);
+}
+
+static uint64_t check_block(const unsigned char *p, size_t n, uint64_t tag)
+{
+    uint64_t v;
+    for (size_t off = 0; off + 8 <= n - 8; off += PAGE) {
+        memcpy(&v, p + off, 8);
+        if (v != (tag ^ mix64(off)))
+            die("page word", tag, n, off);
+    }
+    memcpy(&v, p + n - 8, 8);
+    if (v != ~tag)
+        die("tail", tag, n, n - 8);
+    return mix64(tag + n);
+}
+
+struct slot {
+    unsigned char *p;
+    size_t n;
+    uint64_t tag;
+};
+
+int main(int argc, char **argv)
+{
+    int real = parse_size(argc, argv, "large");
+    uint64_t steps = real ? 15000 : 1500;
+    struct slot s[LIVE] = {{0}};
+    uint64_t sum = 0;
+
+    for (uint64_t i = 0; i < steps; i++) {
+        uint64_t r = rng();
+        struct slot *sl = &s[r % LIVE];
+        if (sl->p) {
+            sum += check_block(sl->p, sl->n, sl->tag);
+            free(sl->p);
+        }
+        size_t n = rand_size();
+        unsigned char *p = malloc(n);
+        if (!p) {
+            fprintf(stderr, "large: malloc(%zu) failed\n", n);
+            return 1;
+        }
+        if ((uintptr_t)p & 15) {
+            fprintf(stderr, "large: %p not 16-byte aligned\n", (void *)p);
+            return 1;
+        }
+        sl->p = p;
+        sl->n = n;
+        sl->tag = mix64(i + 1);
+        fill_block(p, n, sl->tag);
+    }
+    for (int i = 0; i < LIVE; i++)
+        if (s[i].p) {
+            sum += check_block(s[i].p, s[i].n, s[i].tag);
+            free(s[i].p);
+        }
+    printf("ok large %016llx\n", (unsigned long long)sum);
+    return 0;
+}

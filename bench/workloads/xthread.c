@@ -1,0 +1,203 @@
+/* xthread: cross-thread producer/consumer frees.
+ *
+ * Two producer/consumer pairs (4 threads). A producer allocates batches of
+ * 1024 blocks of 16..512 bytes, writes a pattern into each, and hands the
+ * batch (itself a malloc'd array) to its consumer through a lock-protected
+ * ring of 8 batches. The consumer checks every block and frees it, and frees
+ * the batch: every free happens on a thread other than the allocating one.
+ *
+ * usage: xthread --size smoke|real      prints: ok xthread <checksum>
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAIRS 2
+#define BATCH 1024
+#define RING 8
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int parse_size(int argc, char **argv, const char *name)
+{
+    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
+        if (strcmp(argv[2], "smoke") == 0)
+            return 0;
+        if (strcmp(argv[2], "real") == 0)
+            return 1;
+    }
+    fprintf(stderr, "usage: %s --size smoke|real\n", name);
+    exit(2);
+}
+
+static void die(const char *what, uint64_t tag, size_t n, size_t off)
+{
+    fprintf(stderr, "xthread: CORRUPTION: %s (tag %016llx, size %zu, offset %zu)\n", what,
+            (unsigned long long)tag, n, off);
+    exit(1);
+}
+
+static void fill_block(unsigned char *p, size_t n, uint64_t tag)
+{
+    uint64_t h[2] = {tag, n ^ mix64(tag)};
+    memcpy(p, h, 16);
+    for (size_t off = 16; off + 16 <= n; off += 64) {
+        uint64_t v = mix64(tag + off);
+        memcpy(p + off, &v, 8);
+    }
+    if (n >= 24) {
+        uint64_t v = ~mix64(tag ^ n);
+        memcpy(p + n - 8, &v, 8);
+    }
+}
+
+static uint64_t check_block(const unsigned char *p, size_t n, uint64_t tag)
+{
+    uint64_t h[2];
+    memcpy(h, p, 16);
+    if (h[0] != tag || h[1] != (n ^ mix64(tag)))
+        die("header", tag, n, 0);
+    for (size_t off = 16; off + 16 <= n; off += 64) {
+        uint64_t v;
+        memcpy(&v, p + off, 8);
+        if (v != mix64(tag + off))
+            die("body", tag, n, off);
+    }
+    if (n >= 24) {
+        uint64_t v;
+        memcpy(&v, p + n - 8, 8);
+        if (v != ~mix64(tag ^ n))
+            die("tail", tag, n, n - 8);
+    }
+    return mix64(tag ^ (n << 1));
+}
+
+struct batch {
+    uint64_t first_seq;
+    unsigned char *p[BATCH];
+};
+
+struct pair {
+    pthread_mutex_t m;
+    pthread_cond_t not_full, not_empty;
+    struct batch *q[RING];
+    int head, count;
+    int id;
+    uint64_t nbatches;
+    uint64_t sum;
+};
+
+/* The tag and size of block `seq` of pair `id`: both sides compute them. */
+static uint64_t tag_of(int id, uint64_t seq)
+{
+    return mix64(((uint64_t)id << 48) ^ seq);
+}
+static size_t size_of(uint64_t tag)
+{
+    return 16 + (size_t)((tag >> 17) % 497);
+}
+
+static void *producer(void *arg)
+{
+    struct pair *pr = arg;
+    for (uint64_t b = 0; b < pr->nbatches; b++) {
+        struct batch *bt = malloc(sizeof *bt);
+        if (!bt) {
+            fprintf(stderr, "xthread: malloc(batch) failed\n");
+            exit(1);
+        }
+        bt->first_seq = b * BATCH;
+        for (int i = 0; i < BATCH; i++) {
+            uint64_t tag = tag_of(pr->id, bt->first_seq + i);
+            size_t n = size_of(tag);
+            unsigned char *p = malloc(n);
+            if (!p) {
+                fprintf(stderr, "xthread: malloc(%zu) failed\n", n);
+                exit(1);
+            }
+            if ((uintptr_t)p & 15) {
+                fprintf(stderr, "xthread: %p not 16-byte aligned\n", (void *)p);
+                exit(1);
+            }
+            fill_block(p, n, tag);
+            bt->p[i] = p;
+        }
+        pthread_mutex_lock(&pr->m);
+        while (pr->count == RING)
+            pthread_cond_wait(&pr->not_full, &pr->m);
+        pr->q[(pr->head + pr->count) % RING] = bt;
+        pr->count++;
+        pthread_cond_signal(&pr->not_empty);
+        pthread_mutex_unlock(&pr->m);
+    }
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    struct pair *pr = arg;
+    uint64_t sum = 0;
+    for (uint64_t b = 0; b < pr->nbatches; b++) {
+        pthread_mutex_lock(&pr->m);
+        while (pr->count == 0)
+            pthread_cond_wait(&pr->not_empty, &pr->m);
+        struct batch *bt = pr->q[pr->head];
+        pr->head = (pr->head + 1) % RING;
+        pr->count--;
+        pthread_cond_signal(&pr->not_full);
+        pthread_mutex_unlock(&pr->m);
+        if (bt->first_seq != b * BATCH) {
+            fprintf(stderr, "xthread: CORRUPTION: batch %llu has first_seq %llu\n",
+                    (unsigned long long)b, (unsigned long long)bt->first_seq);
+            exit(1);
+        }
+        for (int i = 0; i < BATCH; i++) {
+            uint64_t tag = tag_of(pr->id, bt->first_seq + i);
+            sum += check_block(bt->p[i], size_of(tag), tag);
+            free(bt->p[i]);
+        }
+        free(bt);
+    }
+    pr->sum = sum;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int real = parse_size(argc, argv, "xthread");
+    uint64_t nbatches = real ? 40000 : 3500; /* per pair */
+    static struct pair pairs[PAIRS];
+    pthread_t th[2 * PAIRS];
+
+    for (int k = 0; k < PAIRS; k++) {
+        struct pair *pr = &pairs[k];
+        pthread_mutex_init(&pr->m, NULL);
+        pthread_cond_init(&pr->not_full, NULL);
+        pthread_cond_init(&pr->not_empty, NULL);
+        pr->id = k;
+        pr->nbatches = nbatches;
+    }
+    for (int k = 0; k < PAIRS; k++) {
+        if (pthread_create(&th[2 * k], NULL, consumer, &pairs[k]) ||
+            pthread_create(&th[2 * k + 1], NULL, producer, &pairs[k])) {
+            fprintf(stderr, "xthread: pthread_create failed\n");
+            return 1;
+        }
+    }
+    uint64_t sum = 0;
+    for (int i = 0; i < 2 * PAIRS; i++)
+        pthread_join(th[i], NULL);
+    for (int k = 0; k < PAIRS; k++)
+        sum += pairs[k].sum;
+    printf("ok xthread %016llx\n", (unsigned long long)sum);
+    return 0;
+}

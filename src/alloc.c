@@ -1,0 +1,109 @@
+/* malloc, calloc, realloc and friends: the out-of-line paths and the C semantics. */
+#include <errno.h>
+#include <string.h>
+
+#include "fitalloc.h"
+#include "fastpath.h"
+#include "size_class.h"
+
+void *_fa_malloc_generic(fa_heap_t *heap, size_t n)
+{
+    if (fa_unlikely(heap == &_fa_heap_empty)) {
+        heap = _fa_heap_init_thread();
+        if (!heap) {
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    if (n > FA_MEDIUM_MAX)
+        return _fa_large_alloc(n, FA_ALIGN, false);
+    fa_page_t *page = _fa_heap_find_page(heap, fa_bin_of(n));
+    if (!page) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    fa_block_t *block = page->free;
+    page->free = block->next;
+    page->used++;
+    _fa_purge_safe_point(heap);
+    return block;
+}
+
+size_t _fa_usable_size(const void *p, const char *caller)
+{
+    fa_page_t *page;
+    fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    if (!seg)
+        _fa_invalid_pointer(caller, p);
+    if (seg->kind == FA_SEG_LARGE) {
+        if (seg->large_block != (uintptr_t)p)
+            _fa_invalid_pointer(caller, p);
+        return seg->large_usable;
+    }
+    return page->block_size;
+}
+
+FA_API void *fa_malloc(size_t n)
+{
+    return fa_malloc_inline(n);
+}
+
+FA_API void *fa_calloc(size_t count, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (total > FA_MEDIUM_MAX)
+        return _fa_large_alloc(total, FA_ALIGN, true);
+    void *p = fa_malloc_inline(total);
+    if (p)
+        memset(p, 0, total);
+    return p;
+}
+
+FA_API void *fa_realloc(void *p, size_t n)
+{
+    if (!p)
+        return fa_malloc_inline(n);
+    if (n == 0) {
+        /* glibc's behaviour: free and return NULL. */
+        fa_free_inline(p);
+        return NULL;
+    }
+    size_t usable = _fa_usable_size(p, "realloc");
+    fa_segment_t *seg = (fa_segment_t *)((uintptr_t)p & ~FA_SEG_MASK);
+    bool large = usable > FA_MEDIUM_MAX;
+    /* Keep the block when the new size fits and does not waste more than half of it. */
+    if (n <= usable && (n >= usable / 2 || usable <= 64))
+        return p;
+    if (large && n > FA_MEDIUM_MAX) {
+        if (_fa_segmap[(uintptr_t)p >> FA_SEG_SHIFT] != FA_MAP_SEGMENT)
+            seg = _fa_large_header((uintptr_t)p);
+        void *q = _fa_large_realloc(seg, n);
+        if (q)
+            return q;
+    }
+    void *q = fa_malloc_inline(n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, n < usable ? n : usable);
+    fa_free_inline(p);
+    return q;
+}
+
+FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return fa_realloc(p, total);
+}
+
+FA_API size_t fa_malloc_usable_size(const void *p)
+{
+    return p ? _fa_usable_size(p, "malloc_usable_size") : 0;
+}

@@ -1,0 +1,78 @@
+/* free: the out-of-line half (the fast path is in fastpath.h). */
+#include "fitalloc.h"
+#include "fastpath.h"
+
+void _fa_invalid_pointer(const char *caller, const void *p)
+{
+    _fa_fatal("fitalloc: %s(): invalid pointer %p\n", caller, p);
+}
+
+void _fa_page_emptied(fa_page_t *page)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    _fa_heap_page_emptied(heap, page);
+    _fa_purge_safe_point(heap);
+}
+
+/* A free from a thread that does not own the page: push onto its lock-free remote list. */
+static void free_remote(fa_page_t *page, fa_block_t *block)
+{
+    __atomic_fetch_add(&page->xfrees, 1, __ATOMIC_RELAXED); /* statistics only */
+    fa_block_t *head = __atomic_load_n(&page->xfree, __ATOMIC_RELAXED);
+    do
+        block->next = head;
+    while (!__atomic_compare_exchange_n(&page->xfree, &head, block, true, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED));
+    /* Sequentially consistent with the owner's move_to_full (heap.c): either it sees our
+     * block, or we see the full mark and tell it. */
+    if (__atomic_load_n(&page->owner, __ATOMIC_SEQ_CST) & FA_OWNER_FULL)
+        _fa_heap_notify(page);
+}
+
+void _fa_free_slow(void *p)
+{
+    if (!p)
+        return;
+    fa_page_t *page;
+    fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    if (!seg)
+        _fa_invalid_pointer("free", p);
+    if (seg->kind == FA_SEG_LARGE) {
+        if (seg->large_block != (uintptr_t)p)
+            _fa_invalid_pointer("free", p);
+        _fa_large_free(seg);
+        return;
+    }
+    fa_heap_t *heap = _fa_heap_tls;
+    uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_RELAXED);
+    if ((owner & ~FA_OWNER_FULL) != (uintptr_t)heap) {
+        free_remote(page, p);
+        return;
+    }
+    /* Our own page on the full list: it has a free block again. */
+    fa_block_t *block = p;
+    block->next = page->free;
+    page->free = block;
+    page->frees++;
+    page->used--;
+    _fa_heap_local_free_full(heap, page);
+    _fa_purge_safe_point(heap);
+}
+
+FA_API void fa_free(void *p)
+{
+    fa_free_inline(p);
+}
+
+FA_API void fa_free_sized(void *p, size_t n)
+{
+    (void)n;
+    fa_free_inline(p);
+}
+
+FA_API void fa_free_aligned_sized(void *p, size_t alignment, size_t n)
+{
+    (void)alignment;
+    (void)n;
+    fa_free_inline(p);
+}

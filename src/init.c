@@ -1,0 +1,86 @@
+/* Process start, exit and fork.
+ *
+ * The first allocation may come before main, from another library's constructor or from the
+ * dynamic loader itself, so initialisation is lazy and calls nothing that allocates: options
+ * come from `environ` (read again by our constructor if it was not set up yet), the thread-exit
+ * hook is a pthread key, fork handlers go through pthread_atfork. Threads (the purger) are
+ * created only after our constructor has run.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "fitalloc.h"
+#include "internal.h"
+#include "options.h"
+
+bool _fa_started;
+static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
+static bool options_read;
+static int stats_fd = 2;
+
+static void fork_prepare(void)
+{
+    _fa_purge_fork_prepare();
+    fa_mutex_lock(&_fa_global_lock);
+}
+
+static void fork_parent(void)
+{
+    fa_mutex_unlock(&_fa_global_lock);
+    _fa_purge_fork_parent();
+}
+
+static void fork_child(void)
+{
+    fa_mutex_reset(&_fa_global_lock);
+    _fa_purge_after_fork();
+}
+
+void _fa_process_init(void)
+{
+    if (fa_likely(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2))
+        return;
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+            __builtin_ia32_pause();
+        return;
+    }
+    options_read = _fa_options_init();
+    _fa_heap_process_init();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor(101))) static void fa_constructor(void)
+{
+    _fa_process_init();
+    if (!options_read)
+        options_read = _fa_options_init();
+    _fa_started = true;
+    /* Programs may close stderr before exit (coreutils do): keep our own copy for the report. */
+    if (fa_option(stats)) {
+        int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+        if (fd >= 0)
+            stats_fd = fd;
+    }
+    if (fa_option(purge_thread))
+        _fa_purge_start();
+    if (fa_option(verbose))
+        _fa_message(2, "fitalloc: started in pid %d (purge delay %lld ms, purge thread %s)\n",
+                    _fa_os_pid(), fa_option(purge_delay), fa_option(purge_thread) ? "on" : "off");
+}
+
+__attribute__((destructor(101))) static void fa_destructor(void)
+{
+    if (fa_option(stats))
+        _fa_stats_print(stats_fd);
+}
+
+FA_API long long fa_option_get(const char *name)
+{
+    _fa_process_init();
+    return _fa_option_by_name(name);
+}

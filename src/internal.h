@@ -1,0 +1,133 @@
+/* Prototypes shared between the engine's files, grouped by the file that defines them.
+ * Names starting with _fa_ are internal (hidden by -fvisibility=hidden). */
+#ifndef FA_INTERNAL_H
+#define FA_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "os.h"
+#include "types.h"
+
+#define fa_likely(x) __builtin_expect(!!(x), 1)
+#define fa_unlikely(x) __builtin_expect(!!(x), 0)
+#define FA_API __attribute__((visibility("default")))
+#define FA_COLD __attribute__((noinline, cold))
+
+/* ASCII case-insensitive compare (strcasecmp depends on the locale, which may allocate). */
+static inline int strcasecmp_ascii(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int ca = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
+        int cb = (*b >= 'A' && *b <= 'Z') ? *b + 32 : *b;
+        if (ca != cb || !ca)
+            return ca - cb;
+    }
+}
+
+static inline uintptr_t fa_align_up(uintptr_t x, uintptr_t a)
+{
+    return (x + a - 1) & ~(a - 1);
+}
+
+/* print.c */
+void _fa_vmessage(int fd, const char *fmt, va_list ap);
+void _fa_message(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+__attribute__((noreturn, cold)) void _fa_fatal(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* options.c */
+long long _fa_option_by_name(const char *name);
+
+/* segment.c */
+extern uint8_t _fa_segmap[FA_SEGMAP_SIZE];
+extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap pool */
+void _fa_segmap_set(uintptr_t start, size_t size, uint8_t first, uint8_t rest);
+fa_page_t *_fa_page_fresh(fa_heap_t *heap, size_t bin);
+void _fa_page_release(fa_page_t *page);
+void _fa_segment_release(fa_segment_t *seg);
+fa_segment_t *_fa_segment_pop_abandoned(void);
+void _fa_segment_abandon(fa_segment_t *seg);
+void _fa_segments_purge(uint64_t now, bool force, long *next);
+void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
+fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
+size_t _fa_segment_first_offset(int kind);
+
+/* page.c */
+void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin);
+void _fa_page_collect(fa_page_t *page);
+bool _fa_page_extend(fa_page_t *page);
+bool _fa_page_is_block(const fa_page_t *page, uintptr_t p);
+
+/* heap.c */
+extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));
+extern fa_heap_t _fa_heap_empty;
+extern fa_page_t _fa_page_empty;
+fa_heap_t *_fa_heap_init_thread(void);
+void _fa_heap_abandon(fa_heap_t *heap);
+fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
+void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg);
+void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page);
+void _fa_heap_notify(fa_page_t *page);
+void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
+void _fa_heap_process_init(void);
+
+/* alloc.c */
+void *_fa_malloc_generic(fa_heap_t *heap, size_t n);
+size_t _fa_usable_size(const void *p, const char *caller);
+
+/* alloc_aligned.c */
+void *_fa_malloc_aligned(size_t alignment, size_t n);
+
+/* free.c */
+void _fa_free_slow(void *p);
+void _fa_page_emptied(fa_page_t *page);
+__attribute__((noreturn, cold)) void _fa_invalid_pointer(const char *caller, const void *p);
+
+/* large.c */
+void *_fa_large_alloc(size_t n, size_t alignment, bool zero);
+void _fa_large_free(fa_segment_t *seg);
+void *_fa_large_realloc(fa_segment_t *seg, size_t n);
+fa_segment_t *_fa_large_header(uintptr_t p);
+void _fa_large_purge(uint64_t now, bool force, long *next);
+
+/* purge.c */
+void _fa_purge_start(void);
+void _fa_purge_kick(void);
+void _fa_purge_safe_point(fa_heap_t *heap);
+void _fa_purge_pass(bool force);
+void _fa_purge_after_fork(void);
+void _fa_purge_fork_prepare(void);
+void _fa_purge_fork_parent(void);
+
+/* stats.c */
+#define FA_COUNTERS(X)                                                                             \
+    X(large_allocs)                                                                                \
+    X(large_frees)                                                                                 \
+    X(large_in_use)                                                                                \
+    X(reserved)                                                                                    \
+    X(committed)                                                                                   \
+    X(peak_committed)                                                                              \
+    X(purged)                                                                                      \
+    X(segments)                                                                                    \
+    X(threads)                                                                                     \
+    X(abandoned)
+struct fa_counters {
+#define FA_COUNTER_FIELD(name) uint64_t name;
+    FA_COUNTERS(FA_COUNTER_FIELD)
+#undef FA_COUNTER_FIELD
+    uint64_t bin_frees[FA_BINS]; /* frees of pages no longer in use (folded in when released) */
+};
+extern struct fa_counters _fa_counters;
+#define fa_count(name, delta) __atomic_add_fetch(&_fa_counters.name, (delta), __ATOMIC_RELAXED)
+void _fa_stats_commit(int64_t delta);
+void _fa_stats_print(int fd);
+
+/* init.c */
+extern bool _fa_started; /* our constructor ran: threads may be created, environ is read */
+void _fa_process_init(void);
+
+#endif

@@ -1,0 +1,194 @@
+/* Large blocks (above the largest size class): one mapping each, with a small cache.
+ *
+ *   base (4 MiB aligned, or aligned to the alignment asked if larger)
+ *   | segment header | ... | block (base + offset) ................ | end of mapping
+ *
+ * The segment map marks base's chunk as a segment, so free finds the header by masking the
+ * pointer, as for pages. A block aligned to more than 2 MiB may start in a later chunk: those
+ * chunks are marked "interior" and the header is found by walking back. Freed mappings wait in
+ * the cache (bounded by FITALLOC_LARGE_CACHE bytes) until the purge delay ends; realloc grows
+ * a mapping with mremap, in place when the address space after it is free.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "options.h"
+
+#define FA_LARGE_HEADER fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t), FA_ALIGN)
+#define FA_LARGE_CACHE_SLOTS 16
+
+static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
+static size_t cache_bytes;
+
+fa_segment_t *_fa_large_header(uintptr_t p)
+{
+    size_t chunk = p >> FA_SEG_SHIFT;
+    while (chunk > 0 && __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE) == FA_MAP_INTERIOR)
+        chunk--;
+    if (__atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE) != FA_MAP_SEGMENT)
+        return NULL;
+    fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
+    return seg->kind == FA_SEG_LARGE ? seg : NULL;
+}
+
+/* Mark or unmark the chunks from base up to the block's chunk. */
+static void map_block(fa_segment_t *seg, bool present)
+{
+    size_t chunks = ((seg->large_block - (uintptr_t)seg) >> FA_SEG_SHIFT) + 1;
+    _fa_segmap_set((uintptr_t)seg, chunks, present ? FA_MAP_SEGMENT : FA_MAP_NONE,
+                   present ? FA_MAP_INTERIOR : FA_MAP_NONE);
+}
+
+/* A cached mapping of at least `size` bytes, not wastefully larger; NULL if none. */
+static fa_segment_t *cache_take(size_t size)
+{
+    fa_segment_t *found = NULL;
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS; i++) {
+        fa_segment_t *seg = cache[i];
+        if (seg && seg->mapped >= size && seg->mapped - size <= size / 4 + FA_SEG_SIZE) {
+            cache[i] = NULL;
+            cache_bytes -= seg->mapped;
+            found = seg;
+            break;
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    return found;
+}
+
+static void unmap_large(fa_segment_t *seg)
+{
+    fa_count(reserved, -(uint64_t)seg->mapped);
+    fa_count(purged, seg->mapped);
+    _fa_stats_commit(-(int64_t)seg->mapped);
+    _fa_os_unmap(seg, seg->mapped);
+}
+
+void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
+{
+    if (alignment < FA_ALIGN)
+        alignment = FA_ALIGN;
+    size_t offset = fa_align_up(FA_LARGE_HEADER, alignment);
+    size_t size = offset + n;
+    if (n > PTRDIFF_MAX || size < n || size > PTRDIFF_MAX) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size = fa_align_up(size, FA_OS_PAGE);
+    size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
+    fa_segment_t *seg = base_align == FA_SEG_SIZE ? cache_take(size) : NULL;
+    bool fresh = seg == NULL;
+    if (fresh) {
+        seg = _fa_os_map_aligned(size, base_align);
+        if (!seg) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        seg->mapped = size;
+        fa_count(reserved, size);
+        _fa_stats_commit((int64_t)size);
+    }
+    seg->kind = FA_SEG_LARGE;
+    seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
+    seg->page_count = 1;
+    seg->heap = NULL;
+    memset(&seg->pages[0], 0, sizeof(fa_page_t)); /* owner 0: frees always take the slow path */
+    seg->large_block = (uintptr_t)seg + offset;
+    seg->large_usable = seg->mapped - offset;
+    map_block(seg, true);
+    fa_count(large_allocs, 1);
+    fa_count(large_in_use, seg->large_usable);
+    if (zero && !fresh)
+        memset((void *)seg->large_block, 0, n);
+    return (void *)seg->large_block;
+}
+
+void _fa_large_free(fa_segment_t *seg)
+{
+    map_block(seg, false);
+    fa_count(large_frees, 1);
+    fa_count(large_in_use, -(uint64_t)seg->large_usable);
+    bool cached = false;
+    if (seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
+        ((uintptr_t)seg & FA_SEG_MASK) == 0 && seg->mapped <= (size_t)fa_option(large_cache)) {
+        seg->cached_at = _fa_os_now_ms();
+        fa_mutex_lock(&_fa_global_lock);
+        for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
+            if (!cache[i] && cache_bytes + seg->mapped <= (size_t)fa_option(large_cache)) {
+                cache[i] = seg;
+                cache_bytes += seg->mapped;
+                cached = true;
+            }
+        }
+        fa_mutex_unlock(&_fa_global_lock);
+    }
+    if (cached)
+        _fa_purge_kick();
+    else
+        unmap_large(seg);
+}
+
+void *_fa_large_realloc(fa_segment_t *seg, size_t n)
+{
+    size_t offset = seg->large_block - (uintptr_t)seg;
+    size_t need = offset + n;
+    if (n > PTRDIFF_MAX || need > PTRDIFF_MAX)
+        return NULL;
+    need = fa_align_up(need, FA_OS_PAGE);
+    size_t old_usable = seg->large_usable;
+    if (need <= seg->mapped) {
+        /* Shrink: hand the tail back. */
+        _fa_os_unmap((char *)seg + need, seg->mapped - need);
+        fa_count(reserved, -(uint64_t)(seg->mapped - need));
+        _fa_stats_commit(-(int64_t)(seg->mapped - need));
+        seg->mapped = need;
+    } else {
+        /* Grow with an eighth of headroom so that a buffer grown step by step moves rarely. */
+        size_t grown = fa_align_up(need + need / 8, FA_OS_PAGE);
+        size_t old_mapped = seg->mapped;
+        if (!_fa_os_grow_in_place(seg, old_mapped, grown)) {
+            if (offset >= FA_SEG_SIZE)
+                return NULL;
+            fa_segment_t *moved = _fa_os_move_aligned(seg, old_mapped, grown, FA_SEG_SIZE);
+            if (!moved)
+                return NULL;
+            _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
+            seg = moved;
+            seg->large_block = (uintptr_t)seg + offset;
+            _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_SEGMENT, FA_MAP_NONE);
+        }
+        seg->mapped = grown;
+        fa_count(reserved, grown - old_mapped);
+        _fa_stats_commit((int64_t)(grown - old_mapped));
+    }
+    seg->large_usable = seg->mapped - offset;
+    fa_count(large_in_use, seg->large_usable - old_usable);
+    return (void *)seg->large_block;
+}
+
+void _fa_large_purge(uint64_t now, bool force, long *next)
+{
+    fa_segment_t *expired[FA_LARGE_CACHE_SLOTS];
+    size_t count = 0;
+    uint64_t delay = (uint64_t)fa_option(purge_delay);
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS; i++) {
+        fa_segment_t *seg = cache[i];
+        if (!seg)
+            continue;
+        if (force || seg->cached_at + delay <= now) {
+            cache[i] = NULL;
+            cache_bytes -= seg->mapped;
+            expired[count++] = seg;
+        } else {
+            long wait = (long)(seg->cached_at + delay - now);
+            if (*next < 0 || wait < *next)
+                *next = wait;
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    for (size_t i = 0; i < count; i++)
+        unmap_large(expired[i]);
+}

@@ -1,0 +1,136 @@
+/* Reading the option table (options.h) from the environment without allocating. */
+#include "options.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+extern char **environ;
+
+long long _fa_option_values[FA_OPTION_COUNT] = {
+#define FA_OPTION_DEFAULT(id, name, kind, def, help) def,
+    FA_OPTION_TABLE(FA_OPTION_DEFAULT)
+#undef FA_OPTION_DEFAULT
+};
+
+static const struct {
+    const char *name;
+    enum fa_option_kind kind;
+} option_specs[FA_OPTION_COUNT] = {
+#define FA_OPTION_SPEC(id, name, kind, def, help) {name, kind},
+    FA_OPTION_TABLE(FA_OPTION_SPEC)
+#undef FA_OPTION_SPEC
+};
+
+static const char *const kind_help[] = {
+    [FA_OPT_BOOL] = "1/0, yes/no, true/false or on/off",
+    [FA_OPT_COUNT] = "a non-negative integer",
+    [FA_OPT_SIZE] = "a size in bytes with optional K, M or G",
+    [FA_OPT_MS] = "milliseconds, or seconds with an s suffix",
+};
+
+static bool word_is(const char *s, const char *a, const char *b, const char *c, const char *d)
+{
+    return !strcasecmp_ascii(s, a) || !strcasecmp_ascii(s, b) || !strcasecmp_ascii(s, c) ||
+           !strcasecmp_ascii(s, d);
+}
+
+/* Parse `text` as an option of `kind`; false if it does not parse. */
+static bool parse_value(const char *text, enum fa_option_kind kind, long long *out)
+{
+    if (kind == FA_OPT_BOOL) {
+        if (word_is(text, "1", "yes", "true", "on")) {
+            *out = 1;
+            return true;
+        }
+        if (word_is(text, "0", "no", "false", "off")) {
+            *out = 0;
+            return true;
+        }
+        return false;
+    }
+    const char *s = text;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (UINT64_MAX / 2) / 10)
+            return false;
+        v = v * 10 + (unsigned)(*s - '0');
+    }
+    unsigned shift = 0;
+    if (kind == FA_OPT_SIZE && *s) {
+        switch (*s | 0x20) {
+        case 'k': shift = 10; break;
+        case 'm': shift = 20; break;
+        case 'g': shift = 30; break;
+        default: return false;
+        }
+        s++;
+        if ((*s | 0x20) == 'b' || (*s | 0x20) == 'i')
+            s++;
+    } else if (kind == FA_OPT_MS && *s) {
+        if ((s[0] | 0x20) == 's' && !s[1]) {
+            v *= 1000;
+            s++;
+        } else if ((s[0] | 0x20) == 'm' && (s[1] | 0x20) == 's' && !s[2]) {
+            s += 2;
+        }
+    }
+    if (*s || v > (UINT64_MAX >> 2) >> shift)
+        return false;
+    *out = (long long)(v << shift);
+    return true;
+}
+
+bool _fa_options_init(void)
+{
+    char **env = environ;
+    if (!env)
+        return false;
+    const char *unknown = NULL;
+    for (; *env; env++) {
+        const char *var = *env;
+        if (strncmp(var, "FITALLOC_", 9) != 0)
+            continue;
+        const char *name = var + 9;
+        const char *eq = strchr(name, '=');
+        if (!eq)
+            continue;
+        size_t len = (size_t)(eq - name);
+        int id = -1;
+        for (int i = 0; i < FA_OPTION_COUNT; i++)
+            if (strlen(option_specs[i].name) == len && !strncmp(option_specs[i].name, name, len))
+                id = i;
+        if (id < 0) {
+            unknown = var;
+            continue;
+        }
+        long long value;
+        if (parse_value(eq + 1, option_specs[id].kind, &value))
+            _fa_option_values[id] = value;
+        else
+            _fa_message(2, "fitalloc: warning: FITALLOC_%s=%s is not %s; using %lld\n",
+                        option_specs[id].name, eq + 1, kind_help[option_specs[id].kind],
+                        _fa_option_values[id]);
+    }
+    /* Other tools use the FITALLOC_ prefix too (test drivers, the bench): only mention a name
+     * we do not know when asked to be verbose. */
+    if (unknown && fa_option(verbose))
+        _fa_message(2, "fitalloc: note: %s is not a fitalloc option (see docs/options.md)\n",
+                    unknown);
+    return true;
+}
+
+long long _fa_option_by_name(const char *name)
+{
+    if (!name)
+        return -1;
+    if (!strncmp(name, "FITALLOC_", 9))
+        name += 9;
+    for (int i = 0; i < FA_OPTION_COUNT; i++)
+        if (!strcasecmp_ascii(option_specs[i].name, name))
+            return _fa_option_values[i];
+    return -1;
+}

@@ -1,0 +1,35 @@
+/* The OS contract: everything fitalloc asks of the kernel. os_linux.c is the only file that makes
+ * system calls; none of these functions allocates or touches errno on success. */
+#ifndef FA_OS_H
+#define FA_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FA_OS_PAGE 4096
+
+/* Map size bytes (read/write, private, anonymous) aligned to align (a power of two); NULL on failure. */
+void *_fa_os_map_aligned(size_t size, size_t align);
+/* Unmap a range mapped by _fa_os_map_aligned. */
+void _fa_os_unmap(void *p, size_t size);
+/* Give the memory of a range back to the OS; it reads as zero afterwards. */
+void _fa_os_purge(void *p, size_t size);
+/* Grow a mapping in place; false if the address space after it is taken. */
+bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size);
+/* Move a mapping to a new address aligned to align, growing it; NULL on failure (old stays). */
+void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t align);
+/* Milliseconds of a monotonic clock (coarse: vDSO, no system call). */
+uint64_t _fa_os_now_ms(void);
+/* Write all of buf to fd, retrying on EINTR; errors are ignored. */
+void _fa_os_write(int fd, const char *buf, size_t len);
+/* Block while *word == expected, at most timeout_ms (< 0: no limit). */
+void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms);
+/* Wake up to n waiters on word. */
+void _fa_os_futex_wake(uint32_t *word, int n);
+/* The process id, for messages. */
+int _fa_os_pid(void);
+/* End the process with SIGABRT after a fatal message. */
+__attribute__((noreturn)) void _fa_os_abort(void);
+
+#endif

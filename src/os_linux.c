@@ -1,0 +1,128 @@
+/* Linux implementation of os.h: mmap, madvise, mremap, futex, clock_gettime, write. */
+#define _GNU_SOURCE
+#include "os.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void *_fa_os_map_aligned(size_t size, size_t align)
+{
+    int saved = errno;
+    size_t over = size + align;
+    if (over < size)
+        return NULL;
+    /* Map more than needed and trim both ends: the kernel gives no alignment guarantee. */
+    char *raw = mmap(NULL, over, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+    size_t head = start - (uintptr_t)raw;
+    if (head)
+        munmap(raw, head);
+    size_t tail = over - head - size;
+    if (tail)
+        munmap((char *)start + size, tail);
+    return (void *)start;
+}
+
+void _fa_os_unmap(void *p, size_t size)
+{
+    int saved = errno;
+    munmap(p, size);
+    errno = saved;
+}
+
+void _fa_os_purge(void *p, size_t size)
+{
+    int saved = errno;
+    madvise(p, size, MADV_DONTNEED);
+    errno = saved;
+}
+
+bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size)
+{
+    int saved = errno;
+    void *q = mremap(p, old_size, new_size, 0);
+    errno = saved;
+    return q != MAP_FAILED;
+}
+
+void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t align)
+{
+    int saved = errno;
+    /* Reserve an aligned target, then let the kernel move the pages there without copying. */
+    void *target = _fa_os_map_aligned(new_size, align);
+    if (!target)
+        return NULL;
+    void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+    if (q == MAP_FAILED) {
+        munmap(target, new_size);
+        errno = saved;
+        return NULL;
+    }
+    errno = saved;
+    return q;
+}
+
+uint64_t _fa_os_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void _fa_os_write(int fd, const char *buf, size_t len)
+{
+    int saved = errno;
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    errno = saved;
+}
+
+void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms)
+{
+    int saved = errno;
+    struct timespec ts = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout_ms < 0 ? NULL : &ts, NULL, 0);
+    errno = saved;
+}
+
+void _fa_os_futex_wake(uint32_t *word, int n)
+{
+    int saved = errno;
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+    errno = saved;
+}
+
+int _fa_os_pid(void)
+{
+    return (int)getpid();
+}
+
+void _fa_os_abort(void)
+{
+    /* abort() may flush stdio, which may call malloc on a corrupt heap: raise the signal directly. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGABRT);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    signal(SIGABRT, SIG_DFL);
+    raise(SIGABRT);
+    _exit(127);
+}

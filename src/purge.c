@@ -1,0 +1,130 @@
+/* Handing free memory back to the OS after FITALLOC_PURGE_DELAY milliseconds.
+ *
+ * Free pages, cached segments and cached large blocks carry the time they became free. A
+ * background thread (started by our constructor; in a fork child, at the first slow path)
+ * wakes when something is due and purges it, so memory returns even when the program stops calling
+ * the allocator. It sleeps without a timeout when nothing is pending; the first kick after that
+ * wakes it. With FITALLOC_PURGE_THREAD=0, or if the thread cannot be created, threads purge
+ * inline from the allocator's slow paths instead.
+ */
+#include <pthread.h>
+#include <signal.h>
+
+#include "fitalloc.h"
+#include "internal.h"
+#include "options.h"
+
+static uint32_t wake_word;    /* futex word: bumped to wake an idle purger */
+static uint32_t sleep_word;   /* futex word nobody changes: a timed sleep that kicks leave alone */
+static uint32_t purger_idle;  /* the purger sleeps with no timeout */
+static uint32_t purger_state; /* 0 none, 1 running */
+static fa_mutex_t pass_lock = FA_MUTEX_INIT;
+
+/* One pass; returns milliseconds until the next item is due, or -1 if nothing is pending. */
+static long purge_run(bool force)
+{
+    long next = -1;
+    fa_mutex_lock(&pass_lock);
+    uint64_t now = _fa_os_now_ms();
+    _fa_segments_purge(now, force, &next);
+    _fa_large_purge(now, force, &next);
+    fa_mutex_unlock(&pass_lock);
+    return next;
+}
+
+void _fa_purge_pass(bool force)
+{
+    purge_run(force);
+}
+
+static void *purger_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+        /* Announce idleness before looking: a kick after this point wakes us; a kick before
+         * it made its work visible to the pass below. */
+        __atomic_store_n(&purger_idle, 1, __ATOMIC_SEQ_CST);
+        long next = purge_run(false);
+        if (next >= 0) {
+            __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
+            _fa_os_futex_wait(&sleep_word, 0, next);
+        } else {
+            _fa_os_futex_wait(&wake_word, seen, -1);
+        }
+    }
+    return NULL;
+}
+
+void _fa_purge_kick(void)
+{
+    if (__atomic_load_n(&purger_idle, __ATOMIC_SEQ_CST) &&
+        __atomic_exchange_n(&purger_idle, 0, __ATOMIC_SEQ_CST)) {
+        __atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+        _fa_os_futex_wake(&wake_word, 1);
+    }
+}
+
+void _fa_purge_start(void)
+{
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&purger_state, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64 << 10);
+    /* Signals are for the program's threads, not ours. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t thread;
+    int rc = pthread_create(&thread, &attr, purger_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        fa_option(purge_thread) = 0;
+        if (fa_option(verbose))
+            _fa_message(2, "fitalloc: no purge thread (error %d): purging inline\n", rc);
+    }
+}
+
+void _fa_purge_safe_point(fa_heap_t *heap)
+{
+    if (fa_likely(fa_option(purge_thread))) {
+        /* Normally started by our constructor; again here in a fork child. */
+        if (fa_unlikely(!__atomic_load_n(&purger_state, __ATOMIC_RELAXED)) && _fa_started)
+            _fa_purge_start();
+        return;
+    }
+    uint64_t now = _fa_os_now_ms();
+    if (now < heap->next_purge)
+        return;
+    uint64_t delay = (uint64_t)fa_option(purge_delay);
+    heap->next_purge = now + (delay > 20 ? delay / 2 : 10);
+    purge_run(false);
+}
+
+void _fa_purge_after_fork(void)
+{
+    /* The purger did not follow us into the child. */
+    fa_mutex_reset(&pass_lock);
+    __atomic_store_n(&purger_state, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
+}
+
+void _fa_purge_fork_prepare(void)
+{
+    fa_mutex_lock(&pass_lock);
+}
+
+void _fa_purge_fork_parent(void)
+{
+    fa_mutex_unlock(&pass_lock);
+}
+
+FA_API void fa_collect(void)
+{
+    purge_run(true);
+}

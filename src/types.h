@@ -1,0 +1,135 @@
+/* Data of the fast engine: constants, segments, pages, heaps. No code here.
+ *
+ *   segment (4 MiB, aligned to 4 MiB)             pointer -> segment: p & ~(4 MiB - 1)
+ *   +--------+--------+--------+-- ... --+        pointer -> page:    pages[(p - seg) >> page_shift]
+ *   | header | page 0 | page 1 |         |
+ *   +--------+--------+--------+-- ... --+
+ *   small segments: 64 pages of 64 KiB (blocks up to 8 KiB); page 0 starts at 16 KiB
+ *   medium segments: 8 pages of 512 KiB (blocks up to 128 KiB); page 0 starts at 128 KiB
+ *   large blocks: one mapping each, header at the 4 MiB-aligned start, the block right after it
+ *
+ * Page 0 starts at an offset that is a multiple of the largest block size of its kind, so every
+ * block of a power-of-two size class is aligned to its size (aligned allocation relies on it).
+ */
+#ifndef FA_TYPES_H
+#define FA_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FA_SEG_SHIFT 22
+#define FA_SEG_SIZE ((size_t)1 << FA_SEG_SHIFT)
+#define FA_SEG_MASK (FA_SEG_SIZE - 1)
+
+#define FA_SMALL_PAGE_SHIFT 16
+#define FA_MEDIUM_PAGE_SHIFT 19
+#define FA_SMALL_FIRST_PAGE ((size_t)16 << 10)
+#define FA_MEDIUM_FIRST_PAGE ((size_t)128 << 10)
+#define FA_SMALL_MAX ((size_t)8 << 10)
+#define FA_MEDIUM_MAX ((size_t)128 << 10)
+#define FA_MAX_PAGES (FA_SEG_SIZE >> FA_SMALL_PAGE_SHIFT)
+
+/* Size classes: 16-byte steps up to 128, then 8 classes per doubling up to FA_MEDIUM_MAX. */
+#define FA_ALIGN 16
+#define FA_BINS 88
+#define FA_SMALL_BINS 56 /* bins 0..55 hold blocks of at most FA_SMALL_MAX bytes */
+#define FA_DIRECT_MAX 1024
+#define FA_DIRECT_SLOTS (FA_DIRECT_MAX / FA_ALIGN + 1)
+
+/* Addresses are below 2^47 on x86-64 Linux: one byte per 4 MiB chunk maps the whole space. */
+#define FA_ADDRESS_BITS 47
+#define FA_SEGMAP_SIZE ((size_t)1 << (FA_ADDRESS_BITS - FA_SEG_SHIFT))
+enum fa_map_entry {
+    FA_MAP_NONE = 0,     /* not fitalloc's */
+    FA_MAP_SEGMENT = 1,  /* a segment header starts at this chunk */
+    FA_MAP_INTERIOR = 2, /* inside a large block aligned beyond 2 MiB: header is further back */
+};
+
+enum fa_segment_kind { FA_SEG_SMALL, FA_SEG_MEDIUM, FA_SEG_LARGE, FA_SEG_KINDS };
+
+/* Page life cycle, changed only with compare-and-swap because the purger races the owner. */
+enum fa_page_state {
+    FA_PAGE_CLEAN = 0, /* free, never touched or purged: reads as zero, costs no memory */
+    FA_PAGE_DIRTY,     /* free, may hold memory: the purger will madvise it after the delay */
+    FA_PAGE_PURGING,   /* the purger is handing it back to the OS right now */
+    FA_PAGE_USED,      /* serves a size class for a heap */
+};
+
+#define FA_OWNER_FULL ((uintptr_t)1)
+
+typedef struct fa_block_s {
+    struct fa_block_s *next;
+} fa_block_t;
+
+struct fa_heap_s;
+
+/* One page: blocks of one size class. Owner-only fields are plain; fields other threads touch
+ * (owner, xfree, notified, state, capacity) are accessed with __atomic builtins. */
+typedef struct fa_page_s {
+    fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
+    uint32_t used;    /* live blocks, plus 1 while this page is its queue's head ("pinned") */
+    uint32_t block_size;
+    uint64_t frees; /* blocks freed into this page since it was set up (statistics) */
+    /* The owner heap's address, with FA_OWNER_FULL set while the page is on the owner's full
+     * list; 0 while abandoned. The free fast path compares it with the thread's heap, so a
+     * full page sends its frees to the slow path, which moves it back to its queue. */
+    uintptr_t owner;
+    fa_block_t *xfree;      /* blocks freed by other threads: lock-free stack, owner collects */
+    struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
+    struct fa_page_s *prev;
+    struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
+    uintptr_t start;               /* address of block 0 */
+    uint64_t purge_at; /* while DIRTY: when the purger may hand it back (ms, monotonic) */
+    uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
+    uint16_t reserved; /* blocks that fit in the page */
+    uint8_t bin;
+    uint8_t pinned;      /* 1 while the head of its queue: `used` then carries a +1 */
+    uint8_t notified;    /* already on the owner's notify list */
+    uint8_t state;       /* enum fa_page_state */
+    uint32_t xfrees;     /* remote frees pushed (wraps; other threads add atomically) */
+    uint32_t xcollected; /* remote frees collected by the owner: xfrees - xcollected pending */
+} fa_page_t;
+
+typedef struct fa_segment_s {
+    uint8_t kind;       /* enum fa_segment_kind */
+    uint8_t page_shift; /* page index = (p - segment) >> page_shift */
+    uint16_t page_count;
+    uint16_t used_pages;
+    uint16_t pad;
+    struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */
+    struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
+    struct fa_segment_s *prev;
+    struct fa_segment_s *all_next; /* registry of small and medium segments (for the purger) */
+    struct fa_segment_s *all_prev;
+    size_t mapped;         /* bytes mapped at this address */
+    uint64_t cached_at;    /* ms, while in a cache */
+    uintptr_t large_block; /* large: the block's address */
+    size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
+    fa_page_t pages[];     /* page_count entries (one for a large block) */
+} fa_segment_t;
+
+typedef struct fa_page_queue_s {
+    fa_page_t *head;
+    fa_page_t *tail;
+} fa_page_queue_t;
+
+/* A thread's heap. Only its thread touches it, except `notified_pages` (atomic stack). */
+typedef struct fa_heap_s {
+    fa_page_t *direct[FA_DIRECT_SLOTS]; /* (n + 15) / 16 -> the page that serves n bytes */
+    fa_page_queue_t queues[FA_BINS];    /* pages with free blocks, head first */
+    fa_page_queue_t full;               /* pages with no free block */
+    fa_page_t *notified_pages;          /* full pages that received remote frees */
+    fa_segment_t *segments[2];          /* owned small and medium segments */
+    struct fa_heap_s *pool_next;        /* free heap structures */
+    uint64_t next_purge;                /* ms: when this thread runs an inline purge pass */
+} fa_heap_t;
+
+_Static_assert(sizeof(fa_page_t) == 96, "page descriptors are 96 bytes");
+_Static_assert(sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) <= FA_SMALL_FIRST_PAGE,
+               "small segment header fits before page 0");
+_Static_assert(FA_SMALL_FIRST_PAGE % FA_SMALL_MAX == 0, "page 0 aligned for every small class");
+_Static_assert(FA_MEDIUM_FIRST_PAGE % FA_MEDIUM_MAX == 0, "page 0 aligned for every class");
+_Static_assert((FA_MAX_PAGES >> 0) <= 64, "at most 64 pages per segment");
+
+#endif /* FA_TYPES_H */

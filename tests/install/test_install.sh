@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Install the build into a temporary prefix and use it the two ways a consumer would:
+#   (a) pkg-config: cc prog.c $(pkg-config --cflags --libs fitalloc)
+#   (b) CMake:      find_package(fitalloc REQUIRED) + fitalloc::fitalloc / fitalloc::fitalloc_static
+# Environment (set by tests/CMakeLists.txt): FITALLOC_BUILD_DIR, CC; optional CXX.
+set -euo pipefail
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+step() { echo "--- $*"; }
+
+: "${FITALLOC_BUILD_DIR:?FITALLOC_BUILD_DIR is not set}"
+CC=${CC:-cc}
+command -v cmake >/dev/null || fail "cmake not found"
+command -v pkg-config >/dev/null || fail "pkg-config not found (apt-get install pkg-config)"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+
+# ---------------------------------------------------------------------------
+step "install into $prefix"
+cmake --install "$FITALLOC_BUILD_DIR" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
+
+for h in fitalloc.h fitalloc-stats.h; do
+    [[ -f "$prefix/include/$h" ]] || fail "header include/$h not installed"
+done
+
+pc=$(find "$prefix" -name fitalloc.pc -print -quit)
+[[ -n "$pc" ]] || fail "fitalloc.pc not installed"
+libdir=$(dirname "$(dirname "$pc")") # <libdir>/pkgconfig/fitalloc.pc
+case "${libdir#"$prefix"/}" in
+lib | lib64 | lib/*-linux-gnu*) ;;
+*) fail "unexpected library directory $libdir" ;;
+esac
+[[ -f "$libdir/libfitalloc.a" ]] || fail "libfitalloc.a not installed in $libdir"
+[[ -e "$libdir/libfitalloc.so" ]] || fail "libfitalloc.so (development link) not installed in $libdir"
+[[ -e "$libdir/libfitalloc.so.0" ]] || fail "libfitalloc.so.0 (soname link) not installed in $libdir"
+[[ -f "$libdir/cmake/fitalloc/fitallocConfig.cmake" ]] || fail "fitallocConfig.cmake not installed"
+[[ -f "$libdir/cmake/fitalloc/fitallocConfigVersion.cmake" ]] ||
+    fail "fitallocConfigVersion.cmake not installed"
+soname=$(objdump -p "$libdir/libfitalloc.so" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
+[[ "$soname" == "libfitalloc.so.0" ]] || fail "SONAME is '$soname', expected libfitalloc.so.0"
+
+# The consumer program: fa_malloc gives a usable, 16-byte aligned block.
+mkdir -p "$tmp/src"
+cat >"$tmp/src/main.c" <<'EOF'
+#include <fitalloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(void)
+{
+    unsigned char *p = fa_malloc(100);
+    if (p == NULL) {
+        puts("fa_malloc(100) returned NULL");
+        return 1;
+    }
+    if ((uintptr_t)p % 16 != 0) {
+        printf("fa_malloc(100) returned %p, not 16-byte aligned\n", (void *)p);
+        return 1;
+    }
+    memset(p, 0xab, 100);
+    if (p[0] != 0xab || p[99] != 0xab) {
+        puts("block does not hold what was written");
+        return 1;
+    }
+    fa_free(p);
+    printf("fitalloc ok %d.%d.%d\n", FITALLOC_VERSION_MAJOR, FITALLOC_VERSION_MINOR,
+           FITALLOC_VERSION_PATCH);
+    return 0;
+}
+EOF
+
+# check_run <what> <binary> [env...]: runs it, checks exit 0 and the expected line,
+# and that it loads libfitalloc from the installed tree when linked dynamically.
+check_run() {
+    local what=$1 bin=$2
+    shift 2
+    local out rc=0
+    out=$(env "$@" "$bin" 2>&1) || rc=$?
+    [[ $rc -eq 0 ]] || fail "$what: program exited with $rc: $out"
+    [[ "$out" == "fitalloc ok $version" ]] ||
+        fail "$what: output '$out', expected 'fitalloc ok $version'"
+    echo "$what: $out"
+}
+
+# ---------------------------------------------------------------------------
+step "(a) pkg-config"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+pkg-config --exists fitalloc || fail "pkg-config does not find fitalloc in $PKG_CONFIG_PATH"
+version=$(pkg-config --modversion fitalloc)
+[[ -n "$version" ]] || fail "pkg-config --modversion fitalloc is empty"
+flags=$(pkg-config --cflags --libs fitalloc) || fail "pkg-config --cflags --libs fitalloc failed"
+echo "pkg-config: version $version, flags: $flags"
+[[ "$flags" == *-lfitalloc* ]] || fail "pkg-config --libs lacks -lfitalloc: $flags"
+incdir=$(pkg-config --variable=includedir fitalloc)
+[[ -f "$incdir/fitalloc.h" ]] || fail "pkg-config includedir '$incdir' has no fitalloc.h"
+pclibdir=$(pkg-config --variable=libdir fitalloc)
+[[ -e "$pclibdir/libfitalloc.so" ]] || fail "pkg-config libdir '$pclibdir' has no libfitalloc.so"
+
+# shellcheck disable=SC2086 # the flags are meant to be split
+"$CC" -o "$tmp/pc_prog" "$tmp/src/main.c" $flags >"$tmp/cc.log" 2>&1 ||
+    { cat "$tmp/cc.log" >&2; fail "compiling with pkg-config flags failed"; }
+check_run "pkg-config build" "$tmp/pc_prog" LD_LIBRARY_PATH="$libdir"
+loaded=$(LD_LIBRARY_PATH="$libdir" ldd "$tmp/pc_prog" | awk '$1 ~ /^libfitalloc/ { print $3 }')
+[[ "$(realpath "$loaded")" == "$(realpath "$libdir")"/* ]] ||
+    fail "pkg-config build loads libfitalloc from '$loaded', not from $libdir"
+
+# Static link: libfitalloc.a plus the Libs.private of pkg-config --static.
+static_libs=$(pkg-config --static --libs-only-l fitalloc) || fail "pkg-config --static failed"
+static_libs=${static_libs//-lfitalloc/}
+# shellcheck disable=SC2086 # the flags are meant to be split
+"$CC" -o "$tmp/pc_static" "$tmp/src/main.c" $(pkg-config --cflags fitalloc) \
+    "$libdir/libfitalloc.a" $static_libs >"$tmp/cc.log" 2>&1 ||
+    { cat "$tmp/cc.log" >&2; fail "static link with pkg-config --static flags ($static_libs) failed"; }
+check_run "pkg-config static build" "$tmp/pc_static"
+
+# ---------------------------------------------------------------------------
+step "(b) CMake find_package"
+cat >"$tmp/src/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.25)
+project(fitalloc_consumer LANGUAGES C)
+find_package(fitalloc 0.1 REQUIRED)
+if(NOT TARGET fitalloc::fitalloc OR NOT TARGET fitalloc::fitalloc_static)
+    message(FATAL_ERROR "fitalloc::fitalloc or fitalloc::fitalloc_static is missing")
+endif()
+add_executable(consumer_shared main.c)
+target_link_libraries(consumer_shared PRIVATE fitalloc::fitalloc)
+add_executable(consumer_static main.c)
+target_link_libraries(consumer_static PRIVATE fitalloc::fitalloc_static)
+EOF
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+cmake -S "$tmp/src" -B "$tmp/consumer" "${gen[@]}" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=Release \
+    >"$tmp/configure.log" 2>&1 ||
+    { cat "$tmp/configure.log" >&2; fail "configuring the find_package(fitalloc) project failed"; }
+grep -q "fitalloc_DIR:PATH=$libdir/cmake/fitalloc" "$tmp/consumer/CMakeCache.txt" ||
+    fail "find_package(fitalloc) did not pick the installed package: $(grep fitalloc_DIR "$tmp/consumer/CMakeCache.txt")"
+cmake --build "$tmp/consumer" >"$tmp/build.log" 2>&1 ||
+    { cat "$tmp/build.log" >&2; fail "building the find_package(fitalloc) project failed"; }
+
+# No LD_LIBRARY_PATH: CMake's build RPATH must point at the installed library.
+check_run "CMake fitalloc::fitalloc" "$tmp/consumer/consumer_shared"
+loaded=$(ldd "$tmp/consumer/consumer_shared" | awk '$1 ~ /^libfitalloc/ { print $3 }')
+[[ "$(realpath "$loaded")" == "$(realpath "$libdir")"/* ]] ||
+    fail "fitalloc::fitalloc build loads libfitalloc from '$loaded', not from $libdir"
+check_run "CMake fitalloc::fitalloc_static" "$tmp/consumer/consumer_static"
+if ldd "$tmp/consumer/consumer_static" | grep -q libfitalloc; then
+    fail "fitalloc::fitalloc_static build loads libfitalloc.so"
+fi
+
+echo "install test passed"

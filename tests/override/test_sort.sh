@@ -1,0 +1,40 @@
+# sort(1) under LD_PRELOAD=libfitalloc.so gives the same output as without it,
+# and FITALLOC_STATS=1 shows the allocations were fitalloc's.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+make_workdir
+export LC_ALL=C
+
+scale=$(test_scale)
+lines=$((500000 * scale)) # ~20 MB (smoke), ~200 MB (real)
+awk -v n="$lines" 'BEGIN {
+    srand(20240601);
+    for (i = 0; i < n; i++) {
+        w = "";
+        len = 4 + int(rand() * 24);
+        for (j = 0; j < len; j++) w = w sprintf("%c", 97 + int(rand() * 26));
+        printf "%d %s %.6f\n", int(rand() * 1000000000), w, rand();
+    }
+}' >"$WORK/in.txt" || fail "generating input"
+size=$(stat -c %s "$WORK/in.txt")
+[ "$size" -gt $((15000000 * scale)) ] || fail "input only $size bytes"
+
+check_sort() { # name, sort arguments...
+    local name=$1
+    shift
+    run_ok "sort $* (libc)" sort "$@" -o "$WORK/$name.ref" "$WORK/in.txt"
+    if ! LD_PRELOAD="$FITALLOC_LIB" FITALLOC_STATS=1 sort "$@" -T "$WORK" -o "$WORK/$name.out" \
+        "$WORK/in.txt" 2>"$WORK/$name.err"; then
+        tail -n 40 "$WORK/$name.err" >&2
+        fail "sort $* under fitalloc failed"
+    fi
+    cmp "$WORK/$name.ref" "$WORK/$name.out" || fail "sort $*: output differs under fitalloc"
+    [ "$(wc -l <"$WORK/$name.out")" -eq "$lines" ] || fail "sort $*: wrong line count"
+    assert_allocs_gt "$WORK/$name.err" 1000 "sort $*"
+}
+
+check_sort plain
+# several threads and a small buffer: temporary files and merges
+check_sort keys -k2,2 -k1,1n --parallel=2 -S 4M
+check_sort unique -u -n
+sort -c -k2,2 -k1,1n "$WORK/keys.out" || fail "output not sorted"
+echo "override/sort: ok"

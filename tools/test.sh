@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The test command of fitalloc:  bash tools/test.sh [--quick]
+#
+#   (a) Release build in build/            + ctest
+#   (b) ASan+UBSan build in build-asan/    + ctest   (RelWithDebInfo)
+#   (c) TSan build in build-tsan/          + ctest   (RelWithDebInfo)
+#   (d) tools/check-format.sh
+# --quick runs (a) only. Stops at the first failure. The last line is
+# "N passed, 0 failed" (", K skipped" is added when tests exited with 77).
+# FITALLOC_TEST_SIZE (smoke by default, or real) is passed to the tests.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+quick=0
+for arg in "$@"; do
+    case "$arg" in
+    --quick) quick=1 ;;
+    -h | --help)
+        sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "usage: bash tools/test.sh [--quick]" >&2
+        exit 2
+        ;;
+    esac
+done
+
+export FITALLOC_TEST_SIZE=${FITALLOC_TEST_SIZE:-smoke}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# die_after_fork=0: the fork test's child starts threads, which TSan refuses by default.
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:die_after_fork=0}
+CC=${CC:-cc}
+
+for tool in cmake ctest ninja "$CC"; do
+    command -v "$tool" >/dev/null || { echo "tools/test.sh: $tool not found" >&2; exit 1; }
+done
+
+passed=0
+failed=0
+skipped=0
+start=$SECONDS
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-test.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+summary() { # the closing line CI reads
+    local line="$passed passed, $failed failed"
+    ((skipped > 0)) && line+=", $skipped skipped"
+    echo "$line"
+}
+
+die() {
+    echo "tools/test.sh: $*" >&2
+    summary
+    exit 1
+}
+
+banner() { printf '\n==== %s (%ds)\n' "$*" $((SECONDS - start)); }
+
+# build <dir> <cmake args...>: configure with Ninja and build.
+build() {
+    local dir=$1
+    shift
+    cmake -S "$root" -B "$root/$dir" -G Ninja \
+        -DFITALLOC_TEST_SIZE="$FITALLOC_TEST_SIZE" "$@" ||
+        die "configuring $dir failed"
+    cmake --build "$root/$dir" || die "building $dir failed"
+}
+
+# run_ctest <dir> [command prefix...]: run the tests and add up the counts.
+run_ctest() {
+    local dir=$1
+    shift
+    local log="$root/$dir/ctest.log" rc=0
+    "$@" ctest --test-dir "$root/$dir" --output-on-failure -j2 --no-tests=error 2>&1 |
+        tee "$log" || rc=$?
+
+    local counts total nfailed nskipped
+    counts=$(sed -n 's/.*tests passed, \([0-9]\+\) tests\{0,1\} failed out of \([0-9]\+\).*/\1 \2/p' "$log" | tail -n 1)
+    nskipped=$(awk '/^The following tests did not run:/ { on = 1; next }
+                    on && /\((Skipped|Disabled)\)[[:space:]]*$/ { n++ }
+                    on && !/[^[:space:]]/ { on = 0 }
+                    END { print n + 0 }' "$log")
+    if [[ -n "$counts" ]]; then
+        read -r nfailed total <<<"$counts"
+        failed=$((failed + nfailed))
+        skipped=$((skipped + nskipped))
+        passed=$((passed + total - nfailed - nskipped))
+    fi
+    if ((rc != 0)); then
+        [[ -n "$counts" ]] || failed=$((failed + 1)) # ctest itself failed (no tests, ...)
+        die "tests failed in $dir (log: $dir/ctest.log)"
+    fi
+    [[ -n "$counts" ]] || die "could not read the test counts of $dir from ctest's output"
+}
+
+# probe <name> <flags> [command prefix...]: does a trivial threaded program run under a sanitizer?
+probe() {
+    local name=$1 flags=$2
+    shift 2
+    local src="$scratch/probe.c" bin="$scratch/probe_$name"
+    cat >"$src" <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+static void *run(void *arg) { return arg; }
+int main(void)
+{
+    pthread_t t;
+    char *p = malloc(64);
+    if (pthread_create(&t, NULL, run, p) != 0) return 1;
+    pthread_join(t, NULL);
+    free(p);
+    puts("probe ok");
+    return 0;
+}
+EOF
+    # shellcheck disable=SC2086 # flags are meant to be split
+    if ! "$CC" $flags -g -o "$bin" "$src" -pthread >"$scratch/probe_$name.log" 2>&1; then
+        cat "$scratch/probe_$name.log" >&2
+        return 2
+    fi
+    "$@" "$bin" >>"$scratch/probe_$name.log" 2>&1
+}
+
+# ---------------------------------------------------------------------------
+banner "(a) Release build: build/"
+build build -DCMAKE_BUILD_TYPE=Release -DFITALLOC_SANITIZE= -DFITALLOC_OVERRIDE=ON
+banner "(a) Release tests"
+run_ctest build
+
+if ((!quick)); then
+    # -----------------------------------------------------------------------
+    banner "(b) AddressSanitizer + UBSan build: build-asan/"
+    rc=0
+    probe asan "-fsanitize=address,undefined" || rc=$?
+    if ((rc == 2)); then
+        die "the compiler cannot build with -fsanitize=address,undefined (libasan8/libubsan1 missing?)"
+    elif ((rc != 0)); then
+        if grep -q "LeakSanitizer has encountered a fatal error" "$scratch/probe_asan.log"; then
+            echo "tools/test.sh: LeakSanitizer cannot run here (ptrace not allowed?): detect_leaks=0" >&2
+            ASAN_OPTIONS="${ASAN_OPTIONS//detect_leaks=1/detect_leaks=0}"
+            [[ "$ASAN_OPTIONS" == *detect_leaks=0* ]] || ASAN_OPTIONS+=":detect_leaks=0"
+            export ASAN_OPTIONS
+        else
+            cat "$scratch/probe_asan.log" >&2
+            die "a trivial AddressSanitizer program fails on this machine"
+        fi
+    fi
+    build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFITALLOC_SANITIZE=address
+    banner "(b) AddressSanitizer tests"
+    run_ctest build-asan
+
+    # -----------------------------------------------------------------------
+    banner "(c) ThreadSanitizer build: build-tsan/"
+    tsan_prefix=()
+    rc=0
+    probe tsan "-fsanitize=thread" || rc=$?
+    if ((rc == 2)); then
+        die "the compiler cannot build with -fsanitize=thread (gcc-12 needs libtsan2: apt-get install libtsan2)"
+    elif ((rc != 0)); then
+        # Kernels with many mmap ASLR bits (vm.mmap_rnd_bits > 28) break TSan's memory
+        # layout ("FATAL: ThreadSanitizer: unexpected memory mapping"); without ASLR it works.
+        echo "tools/test.sh: ThreadSanitizer probe failed:" >&2
+        sed -n '1,5p' "$scratch/probe_tsan.log" >&2
+        command -v setarch >/dev/null || die "setarch not found (util-linux) to disable ASLR for TSan"
+        probe tsan "-fsanitize=thread" setarch "$(uname -m)" -R ||
+            { cat "$scratch/probe_tsan.log" >&2; die "ThreadSanitizer does not work here, even with setarch -R"; }
+        echo "tools/test.sh: running the TSan tests with ASLR disabled (setarch -R)" >&2
+        tsan_prefix=(setarch "$(uname -m)" -R)
+    fi
+    build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFITALLOC_SANITIZE=thread
+    banner "(c) ThreadSanitizer tests"
+    run_ctest build-tsan "${tsan_prefix[@]}"
+
+    # -----------------------------------------------------------------------
+    banner "(d) clang-format check"
+    bash "$root/tools/check-format.sh" || die "source formatting differs from .clang-format"
+fi
+
+banner "done"
+summary
