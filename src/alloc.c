@@ -29,10 +29,11 @@ void *_fa_malloc_generic(fa_heap_t *heap, size_t n)
     return block;
 }
 
-size_t _fa_usable_size(const void *p, const char *caller)
+size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out)
 {
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    *seg_out = seg;
     if (!seg)
         _fa_invalid_pointer(caller, p);
     if (seg->kind == FA_SEG_LARGE) {
@@ -72,15 +73,12 @@ FA_API void *fa_realloc(void *p, size_t n)
         fa_free_inline(p);
         return NULL;
     }
-    size_t usable = _fa_usable_size(p, "realloc");
-    fa_segment_t *seg = (fa_segment_t *)((uintptr_t)p & ~FA_SEG_MASK);
-    bool large = usable > FA_MEDIUM_MAX;
+    fa_segment_t *seg;
+    size_t usable = _fa_usable_size(p, "realloc", &seg);
     /* Keep the block when the new size fits and does not waste more than half of it. */
     if (n <= usable && (n >= usable / 2 || usable <= 64))
         return p;
-    if (large && n > FA_MEDIUM_MAX) {
-        if (_fa_segmap[(uintptr_t)p >> FA_SEG_SHIFT] != FA_MAP_SEGMENT)
-            seg = _fa_large_header((uintptr_t)p);
+    if (seg->kind == FA_SEG_LARGE && n > FA_MEDIUM_MAX) {
         void *q = _fa_large_realloc(seg, n);
         if (q)
             return q;
@@ -105,5 +103,6 @@ FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
 
 FA_API size_t fa_malloc_usable_size(const void *p)
 {
-    return p ? _fa_usable_size(p, "malloc_usable_size") : 0;
+    fa_segment_t *seg;
+    return p ? _fa_usable_size(p, "malloc_usable_size", &seg) : 0;
 }

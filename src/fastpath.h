@@ -23,16 +23,21 @@ static inline void *fa_malloc_inline(size_t n)
     return _fa_malloc_generic(heap, n);
 }
 
+/* Bits that must be clear in a pointer we may have returned: above the 47-bit user address
+ * space, or below the 16-byte alignment. One test replaces a range and an alignment check. */
+#define FA_FOREIGN_BITS (~(((uintptr_t)1 << FA_ADDRESS_BITS) - 1) | (FA_ALIGN - 1))
+
 static inline void fa_free_inline(void *p)
 {
     uintptr_t a = (uintptr_t)p;
-    uintptr_t chunk = a >> FA_SEG_SHIFT;
     /* NULL, foreign and misaligned pointers, large blocks, frees into full pages and frees
      * from other threads all fail one of these tests and take the slow path. */
-    if (fa_likely(chunk < FA_SEGMAP_SIZE && (a & (FA_ALIGN - 1)) == 0 &&
-                  __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_RELAXED) == FA_MAP_SEGMENT)) {
+    unsigned entry;
+    if (fa_likely((a & FA_FOREIGN_BITS) == 0 &&
+                  fa_map_is_segment(
+                      entry = __atomic_load_n(&_fa_segmap[a >> FA_SEG_SHIFT], __ATOMIC_RELAXED)))) {
         fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
-        fa_page_t *page = &seg->pages[(a - (uintptr_t)seg) >> seg->page_shift];
+        fa_page_t *page = &seg->pages[(a & FA_SEG_MASK) >> entry];
         if (fa_likely(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == (uintptr_t)_fa_heap_tls)) {
             fa_block_t *block = p;
             block->next = page->free;

@@ -77,7 +77,7 @@ void _fa_heap_process_init(void);
 
 /* alloc.c */
 void *_fa_malloc_generic(fa_heap_t *heap, size_t n);
-size_t _fa_usable_size(const void *p, const char *caller);
+size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out);
 
 /* alloc_aligned.c */
 void *_fa_malloc_aligned(size_t alignment, size_t n);

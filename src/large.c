@@ -20,13 +20,16 @@
 
 static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
 static size_t cache_bytes;
+/* Bytes that live large blocks hold beyond their request because they reuse a bigger cached
+ * mapping: bounded by FITALLOC_LARGE_CACHE, like the cache itself. */
+static size_t slack_bytes;
 
 fa_segment_t *_fa_large_header(uintptr_t p)
 {
     size_t chunk = p >> FA_SEG_SHIFT;
     while (chunk > 0 && __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE) == FA_MAP_INTERIOR)
         chunk--;
-    if (__atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE) != FA_MAP_SEGMENT)
+    if (!fa_map_is_segment(__atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE)))
         return NULL;
     fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
     return seg->kind == FA_SEG_LARGE ? seg : NULL;
@@ -36,26 +39,80 @@ fa_segment_t *_fa_large_header(uintptr_t p)
 static void map_block(fa_segment_t *seg, bool present)
 {
     size_t chunks = ((seg->large_block - (uintptr_t)seg) >> FA_SEG_SHIFT) + 1;
-    _fa_segmap_set((uintptr_t)seg, chunks, present ? FA_MAP_SEGMENT : FA_MAP_NONE,
+    _fa_segmap_set((uintptr_t)seg, chunks, present ? FA_SEG_SHIFT : FA_MAP_NONE,
                    present ? FA_MAP_INTERIOR : FA_MAP_NONE);
 }
 
-/* A cached mapping of at least `size` bytes, not wastefully larger; NULL if none. */
+/* Adjust a mapping taken from the cache to `size` bytes: trim a tail that would be mostly
+ * waste, or grow it with mremap (the pages it holds stay; only the new part is faulted in).
+ * On failure the mapping is unmapped and NULL returned. */
+static fa_segment_t *fit_mapping(fa_segment_t *seg, size_t size)
+{
+    size_t mapped = seg->mapped;
+    seg->large_slack = 0;
+    if (mapped >= size) {
+        /* Keep the bigger mapping (its pages are already there) while the slack of all live
+         * large blocks stays within the cache limit; else hand the tail back. */
+        size_t slack = mapped - size;
+        size_t total = __atomic_add_fetch(&slack_bytes, slack, __ATOMIC_RELAXED);
+        if (total <= (size_t)fa_option(large_cache)) {
+            seg->large_slack = slack;
+            return seg;
+        }
+        __atomic_sub_fetch(&slack_bytes, slack, __ATOMIC_RELAXED);
+        size_t keep = fa_align_up(size + size / 8, FA_OS_PAGE);
+        if (keep < mapped) {
+            _fa_os_unmap((char *)seg + keep, mapped - keep);
+            fa_count(reserved, -(uint64_t)(mapped - keep));
+            fa_count(purged, mapped - keep);
+            _fa_stats_commit(-(int64_t)(mapped - keep));
+            seg->mapped = keep;
+        }
+        return seg;
+    }
+    fa_segment_t *grown = seg;
+    if (!_fa_os_grow_in_place(seg, mapped, size)) {
+        grown = _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
+        if (!grown) {
+            _fa_os_unmap(seg, mapped);
+            fa_count(reserved, -(uint64_t)mapped);
+            _fa_stats_commit(-(int64_t)mapped);
+            return NULL;
+        }
+    }
+    grown->mapped = size;
+    fa_count(reserved, size - mapped);
+    _fa_stats_commit((int64_t)(size - mapped));
+    return grown;
+}
+
+/* A cached mapping for `size` bytes: the smallest that is large enough, else the largest one
+ * (grown); NULL if the cache is empty. */
 static fa_segment_t *cache_take(size_t size)
 {
-    fa_segment_t *found = NULL;
+    size_t pick = FA_LARGE_CACHE_SLOTS;
     fa_mutex_lock(&_fa_global_lock);
     for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS; i++) {
         fa_segment_t *seg = cache[i];
-        if (seg && seg->mapped >= size && seg->mapped - size <= size / 4 + FA_SEG_SIZE) {
-            cache[i] = NULL;
-            cache_bytes -= seg->mapped;
-            found = seg;
-            break;
+        if (!seg)
+            continue;
+        if (pick == FA_LARGE_CACHE_SLOTS) {
+            pick = i;
+            continue;
         }
+        size_t have = cache[pick]->mapped, cand = seg->mapped;
+        bool better = have >= size ? (cand >= size && cand < have) : cand > have;
+        if (better)
+            pick = i;
+    }
+    fa_segment_t *found = NULL;
+    if (pick < FA_LARGE_CACHE_SLOTS) {
+        found = cache[pick];
+        cache[pick] = NULL;
+        cache_bytes -= found->mapped;
     }
     fa_mutex_unlock(&_fa_global_lock);
-    return found;
+    return found ? fit_mapping(found, size) : NULL;
 }
 
 static void unmap_large(fa_segment_t *seg)
@@ -90,6 +147,8 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         fa_count(reserved, size);
         _fa_stats_commit((int64_t)size);
     }
+    if (fresh)
+        seg->large_slack = 0;
     seg->kind = FA_SEG_LARGE;
     seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
     seg->page_count = 1;
@@ -108,6 +167,8 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 void _fa_large_free(fa_segment_t *seg)
 {
     map_block(seg, false);
+    __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
+    seg->large_slack = 0;
     fa_count(large_frees, 1);
     fa_count(large_in_use, -(uint64_t)seg->large_usable);
     bool cached = false;
@@ -138,6 +199,9 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
         return NULL;
     need = fa_align_up(need, FA_OS_PAGE);
     size_t old_usable = seg->large_usable;
+    /* The mapping is resized to fit exactly: it no longer holds slack. */
+    __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
+    seg->large_slack = 0;
     if (need <= seg->mapped) {
         /* Shrink: hand the tail back. */
         _fa_os_unmap((char *)seg + need, seg->mapped - need);
@@ -157,7 +221,7 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
             _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
             seg = moved;
             seg->large_block = (uintptr_t)seg + offset;
-            _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_SEGMENT, FA_MAP_NONE);
+            _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
         }
         seg->mapped = grown;
         fa_count(reserved, grown - old_mapped);

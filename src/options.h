@@ -11,7 +11,7 @@
     X(purge_thread, "PURGE_THREAD", FA_OPT_BOOL, 1,                                                \
       "purge from a background thread, so memory returns even when the program is idle")           \
     X(segment_cache, "SEGMENT_CACHE", FA_OPT_COUNT, 8, "empty 4 MiB segments kept for reuse")      \
-    X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 32 << 20,                                           \
+    X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 64 << 20,                                           \
       "bytes of freed large blocks kept mapped for reuse")
 
 enum fa_option_kind {

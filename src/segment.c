@@ -127,7 +127,7 @@ static fa_segment_t *segment_new(int kind)
         registry->all_prev = seg;
     registry = seg;
     fa_mutex_unlock(&_fa_global_lock);
-    _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_SEGMENT, FA_MAP_NONE);
+    _fa_segmap_set((uintptr_t)seg, 1, seg->page_shift, FA_MAP_NONE);
     return seg;
 }
 
@@ -329,7 +329,7 @@ fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)
     uint8_t entry = __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE);
     if (entry == FA_MAP_INTERIOR)
         return _fa_large_header(a);
-    if (entry != FA_MAP_SEGMENT)
+    if (!fa_map_is_segment(entry))
         return NULL;
     fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
     if (seg->kind == FA_SEG_LARGE)

@@ -42,9 +42,11 @@
 #define FA_SEGMAP_SIZE ((size_t)1 << (FA_ADDRESS_BITS - FA_SEG_SHIFT))
 enum fa_map_entry {
     FA_MAP_NONE = 0,     /* not fitalloc's */
-    FA_MAP_SEGMENT = 1,  /* a segment header starts at this chunk */
-    FA_MAP_INTERIOR = 2, /* inside a large block aligned beyond 2 MiB: header is further back */
+    FA_MAP_INTERIOR = 1, /* inside a large block aligned beyond 2 MiB: header is further back */
 };
+/* Any other entry: a segment header starts at this chunk, and the entry is the segment's page
+ * shift, so the free fast path finds the page without reading the header first. */
+#define fa_map_is_segment(entry) ((entry) > FA_MAP_INTERIOR)
 
 enum fa_segment_kind { FA_SEG_SMALL, FA_SEG_MEDIUM, FA_SEG_LARGE, FA_SEG_KINDS };
 
@@ -64,9 +66,12 @@ typedef struct fa_block_s {
 
 struct fa_heap_s;
 
-/* One page: blocks of one size class. Owner-only fields are plain; fields other threads touch
- * (owner, xfree, notified, state, capacity) are accessed with __atomic builtins. */
+/* One page: blocks of one size class. 128 bytes: the first cache line holds what the owner
+ * touches on every malloc and free; the second what other threads write (remote frees), so
+ * a consumer thread freeing into the page does not keep stealing the owner's line. Owner-only
+ * fields are plain; the others are accessed with __atomic builtins. */
 typedef struct fa_page_s {
+    /* line 0: the owner's */
     fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
     uint32_t used;    /* live blocks, plus 1 while this page is its queue's head ("pinned") */
     uint32_t block_size;
@@ -75,20 +80,23 @@ typedef struct fa_page_s {
      * list; 0 while abandoned. The free fast path compares it with the thread's heap, so a
      * full page sends its frees to the slow path, which moves it back to its queue. */
     uintptr_t owner;
-    fa_block_t *xfree;      /* blocks freed by other threads: lock-free stack, owner collects */
     struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
     struct fa_page_s *prev;
-    struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
-    uintptr_t start;               /* address of block 0 */
-    uint64_t purge_at; /* while DIRTY: when the purger may hand it back (ms, monotonic) */
+    uintptr_t start;   /* address of block 0 */
     uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
     uint16_t reserved; /* blocks that fit in the page */
     uint8_t bin;
-    uint8_t pinned;      /* 1 while the head of its queue: `used` then carries a +1 */
-    uint8_t notified;    /* already on the owner's notify list */
-    uint8_t state;       /* enum fa_page_state */
+    uint8_t pinned; /* 1 while the head of its queue: `used` then carries a +1 */
+    uint8_t state;  /* enum fa_page_state (the purger changes it while the page is free) */
+    uint8_t pad0;
+    /* line 1: written by other threads */
+    fa_block_t *xfree;   /* blocks freed by other threads: lock-free stack, owner collects */
     uint32_t xfrees;     /* remote frees pushed (wraps; other threads add atomically) */
     uint32_t xcollected; /* remote frees collected by the owner: xfrees - xcollected pending */
+    struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
+    uint64_t purge_at; /* while DIRTY: when the purger may hand it back (ms, monotonic) */
+    uint8_t notified;  /* already on the owner's notify list */
+    uint8_t pad1[31];
 } fa_page_t;
 
 typedef struct fa_segment_s {
@@ -106,6 +114,7 @@ typedef struct fa_segment_s {
     uint64_t cached_at;    /* ms, while in a cache */
     uintptr_t large_block; /* large: the block's address */
     size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
+    size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
     fa_page_t pages[];     /* page_count entries (one for a large block) */
 } fa_segment_t;
 
@@ -125,7 +134,8 @@ typedef struct fa_heap_s {
     uint64_t next_purge;                /* ms: when this thread runs an inline purge pass */
 } fa_heap_t;
 
-_Static_assert(sizeof(fa_page_t) == 96, "page descriptors are 96 bytes");
+_Static_assert(sizeof(fa_page_t) == 128, "page descriptors are 128 bytes (index by shift)");
+_Static_assert(offsetof(fa_page_t, xfree) == 64, "remote fields start the second cache line");
 _Static_assert(sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) <= FA_SMALL_FIRST_PAGE,
                "small segment header fits before page 0");
 _Static_assert(FA_SMALL_FIRST_PAGE % FA_SMALL_MAX == 0, "page 0 aligned for every small class");

@@ -1,0 +1,136 @@
+/* C++ operator new and delete in all their forms, written in C under their mangled names so
+ * that libfitalloc does not depend on libstdc++ (which would cost every C program ~1.5 MB of
+ * RSS and start-up time). std::align_val_t is a size_t and const std::nothrow_t& a pointer in
+ * the Itanium C++ ABI, so the signatures below are exactly the C++ ones.
+ *
+ * A program that calls operator new has the C++ runtime loaded, so on failure we reach it
+ * through weak references: std::get_new_handler() for the new-handler loop, and
+ * __cxa_allocate_exception/__cxa_throw to throw std::bad_alloc. Were they missing (a C++
+ * runtime linked statically and not exported), failure prints a message and aborts. This file
+ * is built with -fexceptions so that a new-handler's exception can unwind through it.
+ */
+#include <stddef.h>
+
+#include "fitalloc.h"
+#include "internal.h"
+
+typedef void (*fa_new_handler)(void);
+
+extern fa_new_handler fa_cxx_get_new_handler(void) __asm__("_ZSt15get_new_handlerv")
+    __attribute__((weak));
+extern void *__cxa_allocate_exception(size_t size) __attribute__((weak));
+extern void __cxa_throw(void *exception, void *type, void (*destructor)(void *))
+    __attribute__((weak, noreturn));
+extern char fa_cxx_bad_alloc_typeinfo[] __asm__("_ZTISt9bad_alloc") __attribute__((weak));
+extern void *fa_cxx_bad_alloc_vtable[] __asm__("_ZTVSt9bad_alloc") __attribute__((weak));
+extern void fa_cxx_bad_alloc_destructor(void *self) __asm__("_ZNSt9bad_allocD1Ev")
+    __attribute__((weak));
+
+__attribute__((noreturn, cold)) static void throw_bad_alloc(size_t n)
+{
+    if (__cxa_allocate_exception && __cxa_throw && fa_cxx_bad_alloc_typeinfo &&
+        fa_cxx_bad_alloc_vtable && fa_cxx_bad_alloc_destructor) {
+        /* A std::bad_alloc is one vtable pointer; the vtable's address point is 2 slots in
+         * (offset-to-top, typeinfo). */
+        void **exception = __cxa_allocate_exception(sizeof(void *));
+        *exception = fa_cxx_bad_alloc_vtable + 2;
+        __cxa_throw(exception, fa_cxx_bad_alloc_typeinfo, fa_cxx_bad_alloc_destructor);
+    }
+    _fa_fatal("fitalloc: operator new(%zu): out of memory\n", n);
+}
+
+/* The slow path of every form: call the new-handler until it gives up, then fail. */
+__attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int nothrow)
+{
+    for (;;) {
+        void *p = alignment ? fa_aligned_alloc(alignment, n) : fa_malloc(n);
+        if (p)
+            return p;
+        fa_new_handler handler = fa_cxx_get_new_handler ? fa_cxx_get_new_handler() : NULL;
+        if (!handler) {
+            if (nothrow)
+                return NULL;
+            throw_bad_alloc(n);
+        }
+        handler();
+    }
+}
+
+static inline void *new_fast(size_t n)
+{
+    void *p = fa_malloc(n);
+    return p ? p : new_slow(n, 0, 0);
+}
+
+#define FA_CXX(name) __asm__(name) FA_API
+
+void *fa_new(size_t n) FA_CXX("_Znwm");
+void *fa_new(size_t n)
+{
+    return new_fast(n);
+}
+void *fa_new_array(size_t n) FA_CXX("_Znam");
+void *fa_new_array(size_t n)
+{
+    return new_fast(n);
+}
+void *fa_new_nothrow(size_t n, const void *tag) FA_CXX("_ZnwmRKSt9nothrow_t");
+void *fa_new_nothrow(size_t n, const void *tag)
+{
+    (void)tag;
+    void *p = fa_malloc(n);
+    return p ? p : new_slow(n, 0, 1);
+}
+void *fa_new_array_nothrow(size_t n, const void *tag) FA_CXX("_ZnamRKSt9nothrow_t");
+void *fa_new_array_nothrow(size_t n, const void *tag)
+{
+    return fa_new_nothrow(n, tag);
+}
+void *fa_new_aligned(size_t n, size_t alignment) FA_CXX("_ZnwmSt11align_val_t");
+void *fa_new_aligned(size_t n, size_t alignment)
+{
+    return new_slow(n, alignment, 0);
+}
+void *fa_new_array_aligned(size_t n, size_t alignment) FA_CXX("_ZnamSt11align_val_t");
+void *fa_new_array_aligned(size_t n, size_t alignment)
+{
+    return new_slow(n, alignment, 0);
+}
+void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+    FA_CXX("_ZnwmSt11align_val_tRKSt9nothrow_t");
+void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+{
+    (void)tag;
+    return new_slow(n, alignment, 1);
+}
+void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+    FA_CXX("_ZnamSt11align_val_tRKSt9nothrow_t");
+void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+{
+    (void)tag;
+    return new_slow(n, alignment, 1);
+}
+
+/* Every delete is free: sizes and alignments are not needed to find a block (the ABI still
+ * passes them, hence the unused parameters). */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define FA_DELETE(fn, name, ...)                                                                   \
+    void fn(void *p, ##__VA_ARGS__) FA_CXX(name);                                                  \
+    void fn(void *p, ##__VA_ARGS__)                                                                \
+    {                                                                                              \
+        fa_free(p);                                                                                \
+    }
+FA_DELETE(fa_delete, "_ZdlPv")
+FA_DELETE(fa_delete_array, "_ZdaPv")
+FA_DELETE(fa_delete_nothrow, "_ZdlPvRKSt9nothrow_t", const void *tag)
+FA_DELETE(fa_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t", const void *tag)
+FA_DELETE(fa_delete_sized, "_ZdlPvm", size_t n)
+FA_DELETE(fa_delete_array_sized, "_ZdaPvm", size_t n)
+FA_DELETE(fa_delete_aligned, "_ZdlPvSt11align_val_t", size_t alignment)
+FA_DELETE(fa_delete_array_aligned, "_ZdaPvSt11align_val_t", size_t alignment)
+FA_DELETE(fa_delete_sized_aligned, "_ZdlPvmSt11align_val_t", size_t n, size_t alignment)
+FA_DELETE(fa_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t", size_t n, size_t alignment)
+FA_DELETE(fa_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", size_t alignment,
+          const void *tag)
+FA_DELETE(fa_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", size_t alignment,
+          const void *tag)
