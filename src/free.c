@@ -17,7 +17,13 @@ void _fa_page_emptied(fa_page_t *page)
 /* A free from a thread that does not own the page: push onto its lock-free remote list. */
 static void free_remote(fa_page_t *page, fa_block_t *block)
 {
-    __atomic_fetch_add(&page->xfrees, 1, __ATOMIC_RELAXED); /* statistics only */
+    /* Counted by the freeing thread, without an atomic: stats.c reconciles it with what
+     * owners collect. A thread without a heap counts in the shared counters. */
+    fa_heap_t *heap = _fa_heap_tls;
+    if (fa_likely(heap != &_fa_heap_empty))
+        heap->remote_frees[page->bin]++;
+    else
+        __atomic_add_fetch(&_fa_counters.remote_frees[page->bin], 1, __ATOMIC_RELAXED);
     fa_block_t *head = __atomic_load_n(&page->xfree, __ATOMIC_RELAXED);
     do
         block->next = head;

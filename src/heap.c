@@ -21,6 +21,7 @@ fa_page_t _fa_page_empty;
 fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty}};
 
 static fa_heap_t *pool;
+static fa_heap_t *all_heaps;
 static pthread_key_t heap_key;
 
 static void queue_push_back(fa_page_queue_t *q, fa_page_t *page)
@@ -252,10 +253,14 @@ fa_heap_t *_fa_heap_init_thread(void)
             return NULL;
         size_t count = chunk / sizeof(fa_heap_t);
         fa_mutex_lock(&_fa_global_lock);
-        for (size_t i = 1; i < count; i++) {
-            fa_heap_t *extra = (fa_heap_t *)(mem + i * sizeof(fa_heap_t));
-            extra->pool_next = pool;
-            pool = extra;
+        for (size_t i = 0; i < count; i++) {
+            fa_heap_t *each = (fa_heap_t *)(mem + i * sizeof(fa_heap_t));
+            each->all_next = all_heaps;
+            all_heaps = each;
+            if (i > 0) {
+                each->pool_next = pool;
+                pool = each;
+            }
         }
         fa_mutex_unlock(&_fa_global_lock);
         heap = (fa_heap_t *)mem;
@@ -316,7 +321,20 @@ void _fa_heap_abandon(fa_heap_t *heap)
         }
     }
     fa_mutex_lock(&_fa_global_lock);
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
+        __atomic_add_fetch(&_fa_counters.remote_frees[bin], heap->remote_frees[bin],
+                           __ATOMIC_RELAXED);
+        heap->remote_frees[bin] = 0;
+    }
     heap->pool_next = pool;
     pool = heap;
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    for (fa_heap_t *heap = all_heaps; heap; heap = heap->all_next)
+        fn(heap, arg);
     fa_mutex_unlock(&_fa_global_lock);
 }

@@ -76,7 +76,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
 __attribute__((destructor(101))) static void fa_destructor(void)
 {
     if (fa_option(stats))
-        _fa_stats_print(stats_fd);
+        _fa_stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
 }
 
 FA_API long long fa_option_get(const char *name)

@@ -74,6 +74,7 @@ void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page);
 void _fa_heap_notify(fa_page_t *page);
 void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
 void _fa_heap_process_init(void);
+void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
 /* alloc.c */
 void *_fa_malloc_generic(fa_heap_t *heap, size_t n);
@@ -119,12 +120,14 @@ struct fa_counters {
 #define FA_COUNTER_FIELD(name) uint64_t name;
     FA_COUNTERS(FA_COUNTER_FIELD)
 #undef FA_COUNTER_FIELD
-    uint64_t bin_frees[FA_BINS]; /* frees of pages no longer in use (folded in when released) */
+    uint64_t bin_frees[FA_BINS];    /* frees of pages no longer in use (folded in when released) */
+    uint64_t remote_frees[FA_BINS]; /* remote frees of exited threads and threads without heaps */
+    uint64_t collected[FA_BINS];    /* remote frees collected in pages no longer in use */
 };
 extern struct fa_counters _fa_counters;
 #define fa_count(name, delta) __atomic_add_fetch(&_fa_counters.name, (delta), __ATOMIC_RELAXED)
 void _fa_stats_commit(int64_t delta);
-void _fa_stats_print(int fd);
+void _fa_stats_print(int fd, bool json);
 
 /* init.c */
 extern bool _fa_started; /* our constructor ran: threads may be created, environ is read */

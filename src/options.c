@@ -9,7 +9,7 @@
 extern char **environ;
 
 long long _fa_option_values[FA_OPTION_COUNT] = {
-#define FA_OPTION_DEFAULT(id, name, kind, def, help) def,
+#define FA_OPTION_DEFAULT(id, name, kind, def, choices, help) def,
     FA_OPTION_TABLE(FA_OPTION_DEFAULT)
 #undef FA_OPTION_DEFAULT
 };
@@ -17,8 +17,9 @@ long long _fa_option_values[FA_OPTION_COUNT] = {
 static const struct {
     const char *name;
     enum fa_option_kind kind;
+    const char *choices;
 } option_specs[FA_OPTION_COUNT] = {
-#define FA_OPTION_SPEC(id, name, kind, def, help) {name, kind},
+#define FA_OPTION_SPEC(id, name, kind, def, choices, help) {name, kind, choices},
     FA_OPTION_TABLE(FA_OPTION_SPEC)
 #undef FA_OPTION_SPEC
 };
@@ -28,6 +29,8 @@ static const char *const kind_help[] = {
     [FA_OPT_COUNT] = "a non-negative integer",
     [FA_OPT_SIZE] = "a size in bytes with optional K, M or G",
     [FA_OPT_MS] = "milliseconds, or seconds with an s suffix",
+    [FA_OPT_CHOICE] = "one of",
+    [FA_OPT_STRING] = "text",
 };
 
 static bool word_is(const char *s, const char *a, const char *b, const char *c, const char *d)
@@ -36,19 +39,45 @@ static bool word_is(const char *s, const char *a, const char *b, const char *c, 
            !strcasecmp_ascii(s, d);
 }
 
-/* Parse `text` as an option of `kind`; false if it does not parse. */
-static bool parse_value(const char *text, enum fa_option_kind kind, long long *out)
+/* The index of `text` among the names in `choices` ("a|b|c"), or -1. */
+static int choice_index(const char *choices, const char *text)
 {
-    if (kind == FA_OPT_BOOL) {
-        if (word_is(text, "1", "yes", "true", "on")) {
-            *out = 1;
-            return true;
-        }
-        if (word_is(text, "0", "no", "false", "off")) {
-            *out = 0;
-            return true;
-        }
-        return false;
+    size_t len = strlen(text);
+    int index = 0;
+    for (const char *c = choices; *c; index++) {
+        const char *end = strchr(c, '|');
+        size_t n = end ? (size_t)(end - c) : strlen(c);
+        if (n == len && !strncmp(c, text, n))
+            return index;
+        c += n + (end != NULL);
+    }
+    return -1;
+}
+
+static int bool_value(const char *text)
+{
+    if (word_is(text, "1", "yes", "true", "on"))
+        return 1;
+    if (word_is(text, "0", "no", "false", "off"))
+        return 0;
+    return -1;
+}
+
+/* Parse `text` as option `id`; false if it does not parse. */
+static bool parse_value(const char *text, int id, long long *out)
+{
+    enum fa_option_kind kind = option_specs[id].kind;
+    if (kind == FA_OPT_STRING) {
+        *out = (long long)(uintptr_t)text;
+        return *text != 0;
+    }
+    if (kind == FA_OPT_BOOL || kind == FA_OPT_CHOICE) {
+        int v = kind == FA_OPT_CHOICE ? choice_index(option_specs[id].choices, text) : -1;
+        /* A choice list starting "0|1|" also takes the boolean words (FITALLOC_STATS=yes). */
+        if (v < 0 && (kind == FA_OPT_BOOL || !strncmp(option_specs[id].choices, "0|1|", 4)))
+            v = bool_value(text);
+        *out = v;
+        return v >= 0;
     }
     const char *s = text;
     if (*s < '0' || *s > '9')
@@ -68,7 +97,9 @@ static bool parse_value(const char *text, enum fa_option_kind kind, long long *o
         default: return false;
         }
         s++;
-        if ((*s | 0x20) == 'b' || (*s | 0x20) == 'i')
+        if ((*s | 0x20) == 'i')
+            s++;
+        if ((*s | 0x20) == 'b')
             s++;
     } else if (kind == FA_OPT_MS && *s) {
         if ((s[0] | 0x20) == 's' && !s[1]) {
@@ -82,6 +113,24 @@ static bool parse_value(const char *text, enum fa_option_kind kind, long long *o
         return false;
     *out = (long long)(v << shift);
     return true;
+}
+
+static void warn_bad_value(int id, const char *text)
+{
+    const char *kind = kind_help[option_specs[id].kind];
+    if (option_specs[id].kind == FA_OPT_CHOICE) {
+        /* Name the default by its choice: the n-th name of the list. */
+        const char *c = option_specs[id].choices;
+        for (long long i = 0; i < _fa_option_values[id] && strchr(c, '|'); i++)
+            c = strchr(c, '|') + 1;
+        const char *end = strchr(c, '|');
+        _fa_message(2, "fitalloc: warning: FITALLOC_%s=%s is not %s %s; using %.*s\n",
+                    option_specs[id].name, text, kind, option_specs[id].choices,
+                    (int)(end ? end - c : (long)strlen(c)), c);
+        return;
+    }
+    _fa_message(2, "fitalloc: warning: FITALLOC_%s=%s is not %s; using %lld\n",
+                option_specs[id].name, text, kind, _fa_option_values[id]);
 }
 
 bool _fa_options_init(void)
@@ -108,12 +157,10 @@ bool _fa_options_init(void)
             continue;
         }
         long long value;
-        if (parse_value(eq + 1, option_specs[id].kind, &value))
+        if (parse_value(eq + 1, id, &value))
             _fa_option_values[id] = value;
         else
-            _fa_message(2, "fitalloc: warning: FITALLOC_%s=%s is not %s; using %lld\n",
-                        option_specs[id].name, eq + 1, kind_help[option_specs[id].kind],
-                        _fa_option_values[id]);
+            warn_bad_value(id, eq + 1);
     }
     /* Other tools use the FITALLOC_ prefix too (test drivers, the bench): only mention a name
      * we do not know when asked to be verbose. */

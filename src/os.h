@@ -11,7 +11,13 @@
 
 /* Map size bytes (read/write, private, anonymous) aligned to align (a power of two); NULL on failure. */
 void *_fa_os_map_aligned(size_t size, size_t align);
-/* Unmap a range mapped by _fa_os_map_aligned. */
+/* Reserve address space only (no access, no memory), aligned to align; NULL on failure. */
+void *_fa_os_reserve(size_t size, size_t align);
+/* Make [p, p+size) of a reservation readable and writable; false on failure (out of memory). */
+bool _fa_os_commit(void *p, size_t size);
+/* Give [p, p+size) back to the OS and make it inaccessible again (it stays reserved). */
+void _fa_os_decommit(void *p, size_t size);
+/* Unmap a range mapped by _fa_os_map_aligned or _fa_os_reserve. */
 void _fa_os_unmap(void *p, size_t size);
 /* Give the memory of a range back to the OS; it reads as zero afterwards. */
 void _fa_os_purge(void *p, size_t size);

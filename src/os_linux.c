@@ -10,15 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
-void *_fa_os_map_aligned(size_t size, size_t align)
+static void *map_aligned(size_t size, size_t align, int prot)
 {
     int saved = errno;
     size_t over = size + align;
     if (over < size)
         return NULL;
     /* Map more than needed and trim both ends: the kernel gives no alignment guarantee. */
-    char *raw = mmap(NULL, over, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *raw = mmap(NULL, over, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) {
         errno = saved;
         return NULL;
@@ -31,6 +30,32 @@ void *_fa_os_map_aligned(size_t size, size_t align)
     if (tail)
         munmap((char *)start + size, tail);
     return (void *)start;
+}
+
+void *_fa_os_map_aligned(size_t size, size_t align)
+{
+    return map_aligned(size, align, PROT_READ | PROT_WRITE);
+}
+
+void *_fa_os_reserve(size_t size, size_t align)
+{
+    return map_aligned(size, align, PROT_NONE);
+}
+
+bool _fa_os_commit(void *p, size_t size)
+{
+    int saved = errno;
+    bool ok = mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
+    errno = saved;
+    return ok;
+}
+
+void _fa_os_decommit(void *p, size_t size)
+{
+    int saved = errno;
+    madvise(p, size, MADV_DONTNEED);
+    mprotect(p, size, PROT_NONE);
+    errno = saved;
 }
 
 void _fa_os_unmap(void *p, size_t size)

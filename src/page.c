@@ -26,7 +26,6 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->frees = 0;
     page->pinned = 0;
     page->xcollected = 0;
-    __atomic_store_n(&page->xfrees, 0, __ATOMIC_RELAXED);
     page->next = page->prev = NULL;
     __atomic_store_n(&page->xfree, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&page->owner, (uintptr_t)heap, __ATOMIC_RELEASE);

@@ -180,7 +180,9 @@ void _fa_page_release(fa_page_t *page)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     __atomic_add_fetch(&_fa_counters.bin_frees[page->bin], page->frees, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&_fa_counters.collected[page->bin], page->xcollected, __ATOMIC_RELAXED);
     page->frees = 0;
+    page->xcollected = 0;
     page->free = NULL;
     page->capacity = 0;
     page->used = 0;

@@ -91,8 +91,7 @@ typedef struct fa_page_s {
     uint8_t pad0;
     /* line 1: written by other threads */
     fa_block_t *xfree;   /* blocks freed by other threads: lock-free stack, owner collects */
-    uint32_t xfrees;     /* remote frees pushed (wraps; other threads add atomically) */
-    uint32_t xcollected; /* remote frees collected by the owner: xfrees - xcollected pending */
+    uint64_t xcollected; /* remote frees the owner collected (statistics: see stats.c) */
     struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
     uint64_t purge_at; /* while DIRTY: when the purger may hand it back (ms, monotonic) */
     uint8_t notified;  /* already on the owner's notify list */
@@ -131,6 +130,8 @@ typedef struct fa_heap_s {
     fa_page_t *notified_pages;          /* full pages that received remote frees */
     fa_segment_t *segments[2];          /* owned small and medium segments */
     struct fa_heap_s *pool_next;        /* free heap structures */
+    struct fa_heap_s *all_next;         /* every heap structure ever made (for statistics) */
+    uint64_t remote_frees[FA_BINS];     /* frees this thread made into other threads' pages */
     uint64_t next_purge;                /* ms: when this thread runs an inline purge pass */
 } fa_heap_t;
 
