@@ -25,6 +25,7 @@ void *_fa_malloc_generic(fa_heap_t *heap, size_t n)
     fa_block_t *block = page->free;
     page->free = block->next;
     page->used++;
+    FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
     return block;
 }

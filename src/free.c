@@ -11,6 +11,7 @@ void _fa_page_emptied(fa_page_t *page)
 {
     fa_heap_t *heap = _fa_heap_tls;
     _fa_heap_page_emptied(heap, page);
+    FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
 }
 
@@ -62,6 +63,7 @@ void _fa_free_slow(void *p)
     page->frees++;
     page->used--;
     _fa_heap_local_free_full(heap, page);
+    FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
 }
 

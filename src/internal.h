@@ -129,6 +129,15 @@ extern struct fa_counters _fa_counters;
 void _fa_stats_commit(int64_t delta);
 void _fa_stats_print(int fd, bool json);
 
+/* check.c: heap invariants, run after every slow-path change when FA_DEBUG is set */
+void _fa_heap_check(const fa_heap_t *heap);
+void _fa_heap_check_sometimes(const fa_heap_t *heap);
+#ifdef FA_DEBUG
+#define FA_CHECK_HEAP(heap) _fa_heap_check_sometimes(heap)
+#else
+#define FA_CHECK_HEAP(heap) ((void)0)
+#endif
+
 /* init.c */
 extern bool _fa_started; /* our constructor ran: threads may be created, environ is read */
 void _fa_process_init(void);
