@@ -13,7 +13,7 @@ static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
 {
     uintptr_t owner = (uintptr_t)heap | (full ? FA_OWNER_FULL : 0);
     REQUIRE(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == owner, page, "owner word");
-    REQUIRE(page->state == FA_PAGE_USED, page, "page state");
+    REQUIRE(__atomic_load_n(&page->state, __ATOMIC_RELAXED) == FA_PAGE_USED, page, "page state");
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
     size_t free_count = 0;
     for (const fa_block_t *b = page->free; b; b = b->next) {
@@ -53,7 +53,7 @@ void _fa_heap_check(const fa_heap_t *heap)
             REQUIRE(seg->heap == heap && seg->kind == kind, seg, "segment owner or kind");
             size_t used = 0;
             for (size_t i = 0; i < seg->page_count; i++)
-                used += seg->pages[i].state == FA_PAGE_USED;
+                used += __atomic_load_n(&seg->pages[i].state, __ATOMIC_RELAXED) == FA_PAGE_USED;
             REQUIRE(used == seg->used_pages, seg, "segment used-page count");
         }
 }

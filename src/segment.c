@@ -1,8 +1,8 @@
 /* Segments: 4 MiB-aligned mappings carved into pages of one size (see types.h).
  *
  * A segment is in exactly one place: a heap's list (owned), the abandoned list (its thread
- * exited with live blocks in it) or the cache (empty, kept for reuse until the purge delay
- * ends). Every small and medium segment is also on the registry, which the purger walks to
+ * exited with live blocks in it), the cache (empty, kept for reuse until the purge delay ends)
+ * or the cold list (empty, memory handed back; small and medium segments are never unmapped). Every small and medium segment is also on the registry, which the purger walks to
  * hand free pages back to the OS; the registry, the cache and the abandoned list are guarded
  * by _fa_global_lock. Pages change state with compare-and-swap, so the owner and the purger
  * never both touch a free page (see enum fa_page_state).
@@ -19,6 +19,7 @@ static fa_segment_t *registry;
 static fa_segment_t *cache;
 static size_t cache_count;
 static fa_segment_t *abandoned;
+static fa_segment_t *cold;     /* empty, memory purged, address range kept (see below) */
 static size_t abandoned_count; /* read without the lock to skip it when zero */
 
 static const uint8_t page_shift_of[2] = {FA_SMALL_PAGE_SHIFT, FA_MEDIUM_PAGE_SHIFT};
@@ -76,8 +77,12 @@ static void list_remove(fa_segment_t **list, fa_segment_t *seg)
     seg->next = seg->prev = NULL;
 }
 
-/* Called with the lock held: forget and unmap a cached segment. */
-static void segment_unmap_locked(fa_segment_t *seg)
+/* With the lock held: give a cached segment's memory back to the OS but keep its address range,
+ * forever. A thread that has just pushed a remote free may still read the owner word of a page
+ * in it (free.c), so the range must stay readable, and its page descriptors must then read as
+ * "no owner": purged memory reads as zero, which is exactly an unowned CLEAN page. The first OS
+ * page (the segment's own fields and list link) stays; its descriptors are zeroed by hand. */
+static void segment_make_cold_locked(fa_segment_t *seg)
 {
     if (seg->all_prev)
         seg->all_prev->all_next = seg->all_next;
@@ -85,16 +90,36 @@ static void segment_unmap_locked(fa_segment_t *seg)
         registry = seg->all_next;
     if (seg->all_next)
         seg->all_next->all_prev = seg->all_prev;
+    seg->all_next = seg->all_prev = NULL;
     _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
     int64_t committed = (int64_t)header_bytes(seg);
     for (size_t i = 0; i < seg->page_count; i++)
-        if (seg->pages[i].state != FA_PAGE_CLEAN)
+        if (__atomic_load_n(&seg->pages[i].state, __ATOMIC_RELAXED) != FA_PAGE_CLEAN)
             committed += (int64_t)page_bytes(seg, &seg->pages[i]);
-    _fa_stats_commit(-committed);
-    fa_count(purged, (uint64_t)committed);
-    fa_count(reserved, -(uint64_t)seg->mapped);
-    fa_count(segments, (uint64_t)-1);
-    _fa_os_unmap(seg, seg->mapped);
+    char *first_page_end = (char *)seg + FA_OS_PAGE;
+    memset(seg->pages, 0, (size_t)(first_page_end - (char *)seg->pages));
+    _fa_os_purge(first_page_end, FA_SEG_SIZE - FA_OS_PAGE);
+    _fa_stats_commit(-(committed - FA_OS_PAGE));
+    fa_count(purged, (uint64_t)(committed - FA_OS_PAGE));
+    list_push(&cold, seg);
+}
+
+static void segment_register(fa_segment_t *seg, int kind)
+{
+    seg->kind = (uint8_t)kind;
+    seg->page_shift = page_shift_of[kind];
+    seg->page_count = (uint16_t)(FA_SEG_SIZE >> seg->page_shift);
+    seg->used_pages = 0;
+    seg->heap = NULL;
+    seg->mapped = FA_SEG_SIZE;
+    fa_mutex_lock(&_fa_global_lock);
+    seg->all_prev = NULL;
+    seg->all_next = registry;
+    if (registry)
+        registry->all_prev = seg;
+    registry = seg;
+    fa_mutex_unlock(&_fa_global_lock);
+    _fa_segmap_set((uintptr_t)seg, 1, seg->page_shift, FA_MAP_NONE);
 }
 
 static fa_segment_t *segment_new(int kind)
@@ -108,26 +133,24 @@ static fa_segment_t *segment_new(int kind)
             return seg;
         }
     }
+    fa_segment_t *seg = cold;
+    if (seg)
+        list_remove(&cold, seg);
     fa_mutex_unlock(&_fa_global_lock);
-
-    fa_segment_t *seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
+    if (seg) {
+        /* All its pages are CLEAN (zero); only the header is touched again. */
+        segment_register(seg, kind);
+        _fa_stats_commit((int64_t)header_bytes(seg) - FA_OS_PAGE);
+        return seg;
+    }
+    seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
     if (!seg)
         return NULL;
     /* Fresh anonymous memory is zero: every page starts CLEAN. */
-    seg->kind = (uint8_t)kind;
-    seg->page_shift = page_shift_of[kind];
-    seg->page_count = (uint16_t)(FA_SEG_SIZE >> seg->page_shift);
-    seg->mapped = FA_SEG_SIZE;
     fa_count(reserved, FA_SEG_SIZE);
     fa_count(segments, 1);
+    segment_register(seg, kind);
     _fa_stats_commit((int64_t)header_bytes(seg));
-    fa_mutex_lock(&_fa_global_lock);
-    seg->all_next = registry;
-    if (registry)
-        registry->all_prev = seg;
-    registry = seg;
-    fa_mutex_unlock(&_fa_global_lock);
-    _fa_segmap_set((uintptr_t)seg, 1, seg->page_shift, FA_MAP_NONE);
     return seg;
 }
 
@@ -208,7 +231,7 @@ void _fa_segment_release(fa_segment_t *seg)
             oldest = oldest->next;
         list_remove(&cache, oldest);
         cache_count--;
-        segment_unmap_locked(oldest);
+        segment_make_cold_locked(oldest);
     }
     fa_mutex_unlock(&_fa_global_lock);
     _fa_purge_kick();
@@ -246,7 +269,7 @@ static void reclaim_abandoned_locked(fa_segment_t *seg)
 {
     for (size_t i = 0; i < seg->page_count && seg->used_pages > 0; i++) {
         fa_page_t *page = &seg->pages[i];
-        if (page->state != FA_PAGE_USED)
+        if (__atomic_load_n(&page->state, __ATOMIC_RELAXED) != FA_PAGE_USED)
             continue;
         _fa_page_collect(page);
         if (page->used == 0)
@@ -284,7 +307,7 @@ void _fa_segments_purge(uint64_t now, bool force, long *next)
         if (force || seg->cached_at + delay <= now) {
             list_remove(&cache, seg);
             cache_count--;
-            segment_unmap_locked(seg);
+            segment_make_cold_locked(seg);
         } else {
             note_due(next, seg->cached_at + delay, now);
         }
