@@ -47,6 +47,8 @@ static inline void fa_free_inline(void *p)
                 _fa_page_emptied(page);
             return;
         }
+        _fa_free_in_page(seg, page, p); /* another thread's page, a full page, a large block */
+        return;
     }
     _fa_free_slow(p);
 }

@@ -36,20 +36,19 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
         _fa_heap_notify(page);
 }
 
-void _fa_free_slow(void *p)
+/* p lies in seg's page `page` (found by the fast path) but is not a local free into a page
+ * with free blocks: validate it, then free it remotely, into our full page, or as a large block. */
+void _fa_free_in_page(fa_segment_t *seg, fa_page_t *page, void *p)
 {
-    if (!p)
-        return;
-    fa_page_t *page;
-    fa_segment_t *seg = _fa_segment_of_block(p, &page);
-    if (!seg)
-        _fa_invalid_pointer("free", p);
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
             _fa_invalid_pointer("free", p);
         _fa_large_free(seg);
         return;
     }
+    if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED ||
+        !_fa_page_is_block(page, (uintptr_t)p))
+        _fa_invalid_pointer("free", p);
     fa_heap_t *heap = _fa_heap_tls;
     uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_RELAXED);
     if ((owner & ~FA_OWNER_FULL) != (uintptr_t)heap) {
@@ -65,6 +64,25 @@ void _fa_free_slow(void *p)
     _fa_heap_local_free_full(heap, page);
     FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
+}
+
+/* Everything the fast path could not place in a page: NULL, foreign pointers, the interior
+ * chunks of a large block aligned beyond 2 MiB. */
+void _fa_free_slow(void *p)
+{
+    if (!p)
+        return;
+    fa_page_t *page;
+    fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    if (!seg)
+        _fa_invalid_pointer("free", p);
+    if (seg->kind == FA_SEG_LARGE) {
+        if (seg->large_block != (uintptr_t)p)
+            _fa_invalid_pointer("free", p);
+        _fa_large_free(seg);
+        return;
+    }
+    _fa_free_in_page(seg, page, p);
 }
 
 FA_API void fa_free(void *p)

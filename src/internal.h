@@ -85,6 +85,7 @@ void *_fa_malloc_aligned(size_t alignment, size_t n);
 
 /* free.c */
 void _fa_free_slow(void *p);
+void _fa_free_in_page(fa_segment_t *seg, fa_page_t *page, void *p);
 void _fa_page_emptied(fa_page_t *page);
 __attribute__((noreturn, cold)) void _fa_invalid_pointer(const char *caller, const void *p);
 

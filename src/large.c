@@ -215,10 +215,14 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
         if (!_fa_os_grow_in_place(seg, old_mapped, grown)) {
             if (offset >= FA_SEG_SIZE)
                 return NULL;
-            fa_segment_t *moved = _fa_os_move_aligned(seg, old_mapped, grown, FA_SEG_SIZE);
-            if (!moved)
-                return NULL;
+            /* Forget the old address before the move releases it: another thread may map a
+             * segment there at once, and its map entry must not be erased after the fact. */
             _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
+            fa_segment_t *moved = _fa_os_move_aligned(seg, old_mapped, grown, FA_SEG_SIZE);
+            if (!moved) {
+                _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
+                return NULL;
+            }
             seg = moved;
             seg->large_block = (uintptr_t)seg + offset;
             _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
