@@ -19,9 +19,13 @@ void _fa_page_emptied(fa_page_t *page)
 static void free_remote(fa_page_t *page, fa_block_t *block)
 {
     /* Counted by the freeing thread, without an atomic: stats.c reconciles it with what
-     * owners collect. A thread without a heap counts in the shared counters. */
+     * owners collect. A thread that only frees (a consumer) gets a heap for its counters at
+     * its first remote free: a shared atomic counter here was the bottleneck of
+     * producer/consumer programs. Only if that fails do we count in the shared counters. */
     fa_heap_t *heap = _fa_heap_tls;
-    if (fa_likely(heap != &_fa_heap_empty))
+    if (fa_unlikely(heap == &_fa_heap_empty))
+        heap = _fa_heap_init_thread();
+    if (fa_likely(heap != NULL))
         heap->remote_frees[page->bin]++;
     else
         __atomic_add_fetch(&_fa_counters.remote_frees[page->bin], 1, __ATOMIC_RELAXED);

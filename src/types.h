@@ -66,36 +66,42 @@ typedef struct fa_block_s {
 
 struct fa_heap_s;
 
-/* One page: blocks of one size class. 128 bytes: the first cache line holds what the owner
- * touches on every malloc and free; the second what other threads write (remote frees), so
- * a consumer thread freeing into the page does not keep stealing the owner's line. Owner-only
- * fields are plain; the others are accessed with __atomic builtins. */
+/* One page: blocks of one size class. Three cache lines, by who writes them:
+ *   line 0, read-mostly: what every free reads (owner word, geometry), changed rarely;
+ *   line 1, the owner's: what malloc and a local free write every time;
+ *   line 2, other threads': the remote free list and the notify link.
+ * So a thread freeing into another thread's page reads a line the owner does not keep
+ * writing, and writes a line the owner only takes when it collects. Owner-only fields are
+ * plain; the others are accessed with __atomic builtins. */
 typedef struct fa_page_s {
-    /* line 0: the owner's */
-    fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
-    uint32_t used;    /* live blocks, plus 1 while this page is its queue's head ("pinned") */
-    uint32_t block_size;
-    uint64_t frees; /* blocks freed into this page since it was set up (statistics) */
+    /* line 0: read-mostly */
     /* The owner heap's address, with FA_OWNER_FULL set while the page is on the owner's full
      * list; 0 while abandoned. The free fast path compares it with the thread's heap, so a
      * full page sends its frees to the slow path, which moves it back to its queue. */
     uintptr_t owner;
-    struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
-    struct fa_page_s *prev;
-    uintptr_t start;   /* address of block 0 */
+    uintptr_t start; /* address of block 0 */
+    uint32_t block_size;
     uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
     uint16_t reserved; /* blocks that fit in the page */
     uint8_t bin;
-    uint8_t pinned; /* 1 while the head of its queue: `used` then carries a +1 */
-    uint8_t state;  /* enum fa_page_state (the purger changes it while the page is free) */
-    uint8_t pad0;
-    /* line 1: written by other threads */
-    fa_block_t *xfree;   /* blocks freed by other threads: lock-free stack, owner collects */
-    uint64_t xcollected; /* remote frees the owner collected (statistics: see stats.c) */
+    uint8_t state; /* enum fa_page_state (the purger changes it while the page is free) */
+    uint8_t pad0[38];
+    /* line 1: the owner's */
+    fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
+    uint32_t used;    /* live blocks, plus 1 while this page is its queue's head ("pinned") */
+    uint8_t pinned;   /* 1 while the head of its queue: `used` then carries a +1 */
+    uint8_t pad1[3];
+    uint64_t frees;         /* blocks freed into this page since it was set up (statistics) */
+    uint64_t xcollected;    /* remote frees the owner collected (statistics: see stats.c) */
+    struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
+    struct fa_page_s *prev;
+    uint8_t pad2[16];
+    /* line 2: written by other threads */
+    fa_block_t *xfree;             /* blocks freed by other threads: lock-free stack */
     struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
-    uint64_t purge_at; /* while DIRTY: when the purger may hand it back (ms, monotonic) */
-    uint8_t notified;  /* already on the owner's notify list */
-    uint8_t pad1[31];
+    uint64_t purge_at;             /* while DIRTY: when the purger may hand it back (ms) */
+    uint8_t notified;              /* already on the owner's notify list */
+    uint8_t pad3[39];
 } fa_page_t;
 
 typedef struct fa_segment_s {
@@ -135,8 +141,9 @@ typedef struct fa_heap_s {
     uint64_t next_purge;                /* ms: when this thread runs an inline purge pass */
 } fa_heap_t;
 
-_Static_assert(sizeof(fa_page_t) == 128, "page descriptors are 128 bytes (index by shift)");
-_Static_assert(offsetof(fa_page_t, xfree) == 64, "remote fields start the second cache line");
+_Static_assert(sizeof(fa_page_t) == 192, "page descriptors are three cache lines");
+_Static_assert(offsetof(fa_page_t, free) == 64, "owner fields start the second cache line");
+_Static_assert(offsetof(fa_page_t, xfree) == 128, "remote fields start the third cache line");
 _Static_assert(sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) <= FA_SMALL_FIRST_PAGE,
                "small segment header fits before page 0");
 _Static_assert(FA_SMALL_FIRST_PAGE % FA_SMALL_MAX == 0, "page 0 aligned for every small class");
