@@ -10,6 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* ThreadSanitizer does not follow mremap: memory moved or grown with it looks like a data
+ * race to it. Sanitizer builds copy instead (the callers fall back when a remap fails). */
+#if defined(__SANITIZE_THREAD__)
+#define FA_USE_MREMAP 0
+#else
+#define FA_USE_MREMAP 1
+#endif
+
 static void *map_aligned(size_t size, size_t align, int prot)
 {
     int saved = errno;
@@ -74,6 +82,8 @@ void _fa_os_purge(void *p, size_t size)
 
 bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size)
 {
+    if (!FA_USE_MREMAP)
+        return false;
     int saved = errno;
     void *q = mremap(p, old_size, new_size, 0);
     errno = saved;
@@ -82,6 +92,8 @@ bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size)
 
 void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t align)
 {
+    if (!FA_USE_MREMAP)
+        return NULL;
     int saved = errno;
     /* Reserve an aligned target, then let the kernel move the pages there without copying. */
     void *target = _fa_os_map_aligned(new_size, align);

@@ -4,7 +4,7 @@
  *   +--------+--------+--------+-- ... --+        pointer -> page:    pages[(p - seg) >> page_shift]
  *   | header | page 0 | page 1 |         |
  *   +--------+--------+--------+-- ... --+
- *   small segments: 64 pages of 64 KiB (blocks up to 8 KiB); page 0 starts at 16 KiB
+ *   small segments: 64 pages of 64 KiB (blocks up to 8 KiB); page 0 starts at 32 KiB
  *   medium segments: 8 pages of 512 KiB (blocks up to 128 KiB); page 0 starts at 128 KiB
  *   large blocks: one mapping each, header at the 4 MiB-aligned start, the block right after it
  *
@@ -24,7 +24,7 @@
 
 #define FA_SMALL_PAGE_SHIFT 16
 #define FA_MEDIUM_PAGE_SHIFT 19
-#define FA_SMALL_FIRST_PAGE ((size_t)16 << 10)
+#define FA_SMALL_FIRST_PAGE ((size_t)32 << 10)
 #define FA_MEDIUM_FIRST_PAGE ((size_t)128 << 10)
 #define FA_SMALL_MAX ((size_t)8 << 10)
 #define FA_MEDIUM_MAX ((size_t)128 << 10)
@@ -66,7 +66,7 @@ typedef struct fa_block_s {
 
 struct fa_heap_s;
 
-/* One page: blocks of one size class. Three cache lines, by who writes them:
+/* One page: blocks of one size class. 256 bytes; three cache lines used, by who writes them:
  *   line 0, read-mostly: what every free reads (owner word, geometry), changed rarely;
  *   line 1, the owner's: what malloc and a local free write every time;
  *   line 2, other threads': the remote free list and the notify link.
@@ -102,6 +102,8 @@ typedef struct fa_page_s {
     uint64_t purge_at;             /* while DIRTY: when the purger may hand it back (ms) */
     uint8_t notified;              /* already on the owner's notify list */
     uint8_t pad3[39];
+    /* line 3: padding, so that a descriptor's index is a shift (256 bytes) */
+    uint8_t pad4[64];
 } fa_page_t;
 
 typedef struct fa_segment_s {
@@ -120,7 +122,8 @@ typedef struct fa_segment_s {
     uintptr_t large_block; /* large: the block's address */
     size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
     size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
-    fa_page_t pages[];     /* page_count entries (one for a large block) */
+    /* page_count entries (one for a large block), each starting a cache line */
+    fa_page_t pages[] __attribute__((aligned(64)));
 } fa_segment_t;
 
 typedef struct fa_page_queue_s {
@@ -141,7 +144,8 @@ typedef struct fa_heap_s {
     uint64_t next_purge;                /* ms: when this thread runs an inline purge pass */
 } fa_heap_t;
 
-_Static_assert(sizeof(fa_page_t) == 192, "page descriptors are three cache lines");
+_Static_assert(sizeof(fa_page_t) == 256, "page descriptors are 256 bytes (index by shift)");
+_Static_assert(offsetof(fa_segment_t, pages) % 64 == 0, "descriptors start cache lines");
 _Static_assert(offsetof(fa_page_t, free) == 64, "owner fields start the second cache line");
 _Static_assert(offsetof(fa_page_t, xfree) == 128, "remote fields start the third cache line");
 _Static_assert(sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) <= FA_SMALL_FIRST_PAGE,

@@ -217,6 +217,7 @@ int main(void)
             w->ops = ops;
             fa_rng_seed(&w->rng, (uint64_t)round * 1000 + (uint64_t)t + 1);
             w->live_bytes = 0;
+            w->received = 0;
             for (int i = 0; i < SLOTS; i++)
                 if (w->slots[i].p != NULL)
                     w->live_bytes += w->slots[i].n;
