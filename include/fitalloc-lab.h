@@ -26,7 +26,8 @@ struct fa_lab_stats {
     uint64_t reuses;    /* allocations served by an existing free block */
     uint64_t grows;     /* times a heap asked the OS for more memory for a new block */
     uint64_t splits;    /* free blocks split in two */
-    uint64_t coalesces; /* merges of two neighbouring free blocks */
+    uint64_t coalesces; /* merges of two neighbouring blocks (on free, or realloc growing into
+                           a free neighbour) */
     uint64_t blocks;    /* blocks in the heaps now, free and used */
     uint64_t requested; /* sum of the sizes asked for (raw, unaligned) */
     uint64_t max_heap;  /* largest total heap size seen (block payloads, headers excluded) */

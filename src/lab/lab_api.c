@@ -1,0 +1,177 @@
+/* The process-wide lab of FITALLOC_MODE=lab: the core's entry points (lab.h) and the public
+ * fa_lab_* functions (fitalloc-lab.h). It is a lab instance (lab_instance.h) configured from
+ * the FITALLOC_* options. */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "../options.h"
+#include "fitalloc-lab.h"
+#include "lab.h"
+#include "lab_instance.h"
+
+static struct fa_lab *lab_global;
+static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
+static bool hist_written;
+
+void _fa_lab_init(void)
+{
+    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2)
+        return;
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+            __builtin_ia32_pause();
+        return;
+    }
+    struct fa_lab_config cfg = {
+        .heap =
+            {
+                .policy = (enum fa_policy)fa_option(policy),
+                .index = (enum fa_lab_index)fa_option(lab_index),
+                .coalesce = fa_option(lab_coalesce) != 0,
+                .arena = (size_t)fa_option(lab_arena),
+                .exact_max = (size_t)fa_option(lab_exact_max),
+            },
+        .lock = (enum fa_lock_mode)fa_option(lock),
+        .arenas = (unsigned)fa_option(arenas),
+        .direct = (size_t)fa_option(lab_direct),
+    };
+    struct fa_lab *lab = _fa_lab_instance_create(&cfg);
+    if (!lab)
+        _fa_fatal("fitalloc: lab: cannot reserve address space for the lab heaps\n");
+    if (fa_option(verbose))
+        _fa_message(2,
+                    "fitalloc: lab: policy %s, index %s, lock %s (%u heaps of %llu MiB), "
+                    "coalescing %s\n",
+                    _fa_lab_policy_name(cfg.heap.policy),
+                    cfg.heap.index == FA_LAB_INDEX_LIST ? "list" : "tree", lab->ops->name,
+                    lab->slots, (unsigned long long)(lab->slot_size >> 20),
+                    cfg.heap.coalesce ? "on" : "off");
+    __atomic_store_n(&lab_global, lab, __ATOMIC_RELEASE);
+    __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+static inline struct fa_lab *lab(void)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (fa_likely(l != NULL))
+        return l;
+    _fa_lab_init();
+    return __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+}
+
+void *_fa_lab_malloc(size_t n)
+{
+    return _fa_lab_instance_alloc(lab(), 0, n);
+}
+
+void *_fa_lab_aligned(size_t alignment, size_t n)
+{
+    return _fa_lab_instance_alloc(lab(), alignment, n);
+}
+
+void *_fa_lab_realloc(void *p, size_t n)
+{
+    return _fa_lab_instance_realloc(lab(), p, n);
+}
+
+void _fa_lab_free(void *p)
+{
+    _fa_lab_instance_free(lab(), p);
+}
+
+bool _fa_lab_owns(const void *p)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    return l && _fa_lab_instance_owns(l, p);
+}
+
+size_t _fa_lab_usable_size(const void *p)
+{
+    return _fa_lab_instance_usable(lab(), p);
+}
+
+void _fa_lab_thread_exit(void)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (l)
+        _fa_lab_instance_thread_exit(l);
+}
+
+void _fa_lab_fork_prepare(void)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (l)
+        _fa_lab_instance_fork_prepare(l);
+}
+
+void _fa_lab_fork_parent(void)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (l)
+        _fa_lab_instance_fork_parent(l);
+}
+
+void _fa_lab_fork_child(void)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (l)
+        _fa_lab_instance_fork_child(l);
+}
+
+/* FITALLOC_LAB_HIST, once: from the report or, without FITALLOC_STATS, from our destructor. */
+static void write_hist_option(void)
+{
+    const char *path = fa_option_str(lab_hist);
+    if (!path || !lab_global || __atomic_exchange_n(&hist_written, true, __ATOMIC_RELAXED))
+        return;
+    if (fa_lab_hist_write(path) != 0)
+        _fa_message(2, "fitalloc: lab: cannot write the histogram to %s\n", path);
+}
+
+void _fa_lab_stats_print(int fd, bool json)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (!l)
+        return;
+    _fa_lab_instance_stats_print(l, fd, json);
+    write_hist_option();
+}
+
+__attribute__((destructor)) static void lab_at_exit(void)
+{
+    write_hist_option();
+}
+
+FA_API int fa_lab_stats_get(struct fa_lab_stats *out)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (!l || !out || out->size < sizeof *out)
+        return -1;
+    _fa_lab_instance_stats(l, out);
+    return 0;
+}
+
+FA_API int fa_lab_hist_write(const char *path)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (!l || !path)
+        return -1;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    int result = _fa_lab_instance_hist_write_fd(l, fd);
+    close(fd);
+    return result;
+}
+
+FA_API int fa_lab_check(void)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (!l)
+        return -1;
+    _fa_lab_instance_check(l);
+    return 0;
+}

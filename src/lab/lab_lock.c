@@ -1,0 +1,32 @@
+/* The contended halves of the lab mutex (lab_lock.h). */
+#include "lab_lock.h"
+
+void _fa_lab_lock_slow(fa_lab_lock_t *l)
+{
+    uint64_t waits = 0;
+    /* A short spin first: lab critical sections are short, a sleep costs two system calls. */
+    for (int spin = 0; spin < 100; spin++) {
+        uint32_t expected = 0;
+        if (__atomic_load_n(&l->state, __ATOMIC_RELAXED) == 0 &&
+            __atomic_compare_exchange_n(&l->state, &expected, 1, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            goto acquired;
+        __builtin_ia32_pause();
+    }
+    /* Mark the lock "maybe a sleeper" before sleeping, so its holder's unlock wakes us. The
+     * thread that takes it from here keeps the 2, which can cost one spurious wake. */
+    while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0) {
+        _fa_os_futex_wait(&l->state, 2, -1);
+        waits++;
+    }
+acquired:
+    l->acquisitions++;
+    l->contended++;
+    l->futex_waits += waits;
+}
+
+void _fa_lab_unlock_wake(fa_lab_lock_t *l)
+{
+    _fa_os_futex_wake(&l->state, 1);
+    __atomic_add_fetch(&l->futex_wakes, 1, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,26 @@
+/* Lock mode "global": one heap behind one futex mutex (lab_lock.h). Every malloc and free of
+ * every thread takes the same lock: uncontended that is one compare-and-swap and one exchange
+ * per call; under contention threads queue in the kernel. */
+#include "lab_instance.h"
+
+static void *global_alloc(struct fa_lab *lab, size_t alignment, size_t n)
+{
+    fa_lab_lock_t *lock = &lab->slot[0].lock;
+    fa_lab_lock(lock);
+    fa_classic_heap *h = _fa_lab_slot_open(lab, 0);
+    void *p = h ? fa_lab_heap_alloc(h, alignment, n) : NULL;
+    fa_lab_unlock(lock);
+    return p;
+}
+
+const struct fa_lab_lock_ops _fa_lock_global_ops = {
+    .name = "global",
+    .alloc = global_alloc,
+    .free = _fa_lock_slot_free,
+    .resize = _fa_lock_slot_resize,
+    .thread_exit = _fa_lock_none_thread_exit,
+    .visit = _fa_lock_slots_visit,
+    .fork_prepare = _fa_lock_slots_fork_prepare,
+    .fork_parent = _fa_lock_slots_fork_parent,
+    .fork_child = _fa_lock_slots_fork_child,
+};

@@ -1,0 +1,41 @@
+/* First fit: the lowest-addressed free block that fits.
+ * Tree: one descent of the address tree guided by each subtree's largest block, O(log n).
+ * List: walk the address-ordered list from its head, O(n). */
+#include "classic_heap.h"
+
+static uintptr_t find_tree(fa_classic_heap *h, size_t size)
+{
+    return _fa_tree_first_fit(&h->tree, 0, size);
+}
+
+static uintptr_t find_list(fa_classic_heap *h, size_t size)
+{
+    for (uintptr_t b = _fa_addr_list_first(&h->list); b; b = fa_list_next(b))
+        if (fa_block_size(b) >= size)
+            return b;
+    return 0;
+}
+
+const struct fa_fit_policy _fa_policy_first_tree = {
+    .name = "first",
+    .init = _fa_index_addr_tree_init,
+    .insert = _fa_index_addr_tree_insert,
+    .remove = _fa_index_addr_tree_remove,
+    .resized = _fa_index_addr_tree_resized,
+    .replace = _fa_index_addr_tree_replace,
+    .find = find_tree,
+    .visit = _fa_index_tree_visit,
+    .check = _fa_index_tree_check,
+};
+
+const struct fa_fit_policy _fa_policy_first_list = {
+    .name = "first",
+    .init = _fa_index_addr_list_init,
+    .insert = _fa_index_addr_list_insert,
+    .remove = _fa_index_addr_list_remove,
+    .resized = _fa_index_addr_list_resized,
+    .replace = _fa_index_addr_list_replace,
+    .find = find_list,
+    .visit = _fa_index_addr_list_visit,
+    .check = _fa_index_addr_list_check,
+};
