@@ -4,11 +4,22 @@
 
 #include "fitalloc.h"
 #include "fastpath.h"
+#include "lab/lab.h"
 #include "size_class.h"
+
+/* In lab mode no thread has a heap, so every malloc comes here and goes to the lab. */
+static void *lab_malloc(size_t n)
+{
+    _fa_heap_watch_thread_exit();
+    return _fa_lab_malloc(n);
+}
 
 void *_fa_malloc_generic(fa_heap_t *heap, size_t n)
 {
     if (fa_unlikely(heap == &_fa_heap_empty)) {
+        _fa_process_init();
+        if (_fa_lab_active)
+            return lab_malloc(n);
         heap = _fa_heap_init_thread();
         if (!heap) {
             errno = ENOMEM;
@@ -57,7 +68,7 @@ FA_API void *fa_calloc(size_t count, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    if (total > FA_MEDIUM_MAX)
+    if (total > FA_MEDIUM_MAX && !_fa_lab_active)
         return _fa_large_alloc(total, FA_ALIGN, true);
     void *p = fa_malloc_inline(total);
     if (p)
@@ -74,6 +85,8 @@ FA_API void *fa_realloc(void *p, size_t n)
         fa_free_inline(p);
         return NULL;
     }
+    if (_fa_lab_active && _fa_lab_owns(p))
+        return _fa_lab_realloc(p, n);
     fa_segment_t *seg;
     size_t usable = _fa_usable_size(p, "realloc", &seg);
     /* Keep the block when the new size fits and does not waste more than half of it. */
@@ -105,5 +118,7 @@ FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
 FA_API size_t fa_malloc_usable_size(const void *p)
 {
     fa_segment_t *seg;
+    if (p && _fa_lab_active && _fa_lab_owns(p))
+        return _fa_lab_usable_size(p);
     return p ? _fa_usable_size(p, "malloc_usable_size", &seg) : 0;
 }

@@ -11,6 +11,7 @@
 
 #include "fitalloc.h"
 #include "fastpath.h"
+#include "lab/lab.h"
 #include "size_class.h"
 
 static bool is_power_of_two(size_t x)
@@ -26,6 +27,8 @@ void *_fa_malloc_aligned(size_t alignment, size_t n)
         errno = ENOMEM;
         return NULL;
     }
+    if (_fa_lab_active)
+        return _fa_lab_aligned(alignment, n);
     size_t want = n > alignment ? n : alignment;
     if (want <= FA_MEDIUM_MAX) {
         size_t bin = fa_bin_of(want);

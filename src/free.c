@@ -1,6 +1,7 @@
 /* free: the out-of-line half (the fast path is in fastpath.h). */
 #include "fitalloc.h"
 #include "fastpath.h"
+#include "lab/lab.h"
 
 void _fa_invalid_pointer(const char *caller, const void *p)
 {
@@ -76,6 +77,10 @@ void _fa_free_slow(void *p)
 {
     if (!p)
         return;
+    if (_fa_lab_active && _fa_lab_owns(p)) {
+        _fa_lab_free(p);
+        return;
+    }
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     if (!seg)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lab/lab.h"
 #include "size_class.h"
 
 __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_fa_heap_empty;
@@ -21,6 +22,9 @@ fa_page_t _fa_page_empty;
 fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty}};
 
 static fa_heap_t *pool;
+/* This thread's exit hook is armed (the key has a value); cleared when the hook has run, so a
+ * thread that allocates again during its exit (other libraries' destructors) re-arms it. */
+static __thread bool exit_watched __attribute__((tls_model("initial-exec")));
 static fa_heap_t *all_heaps;
 static pthread_key_t heap_key;
 
@@ -229,7 +233,23 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
 
 static void thread_done(void *arg)
 {
+    exit_watched = false;
     _fa_heap_abandon(arg);
+    if (_fa_lab_active)
+        _fa_lab_thread_exit();
+    if (_fa_os_is_main_thread())
+        _fa_purge_main_exited();
+}
+
+void _fa_heap_watch_thread_exit(void)
+{
+    /* A non-NULL value makes the key's destructor run at thread exit; the empty heap is the
+     * value for a thread that has no heap of its own (lab mode). */
+    if (fa_likely(exit_watched))
+        return;
+    exit_watched = true;
+    if (!pthread_getspecific(heap_key))
+        pthread_setspecific(heap_key, &_fa_heap_empty);
 }
 
 void _fa_heap_process_init(void)
@@ -240,6 +260,8 @@ void _fa_heap_process_init(void)
 fa_heap_t *_fa_heap_init_thread(void)
 {
     _fa_process_init();
+    if (_fa_lab_active)
+        return NULL; /* the lab owns all allocation: no fast-engine heaps */
     fa_mutex_lock(&_fa_global_lock);
     fa_heap_t *heap = pool;
     if (heap)
@@ -276,6 +298,7 @@ fa_heap_t *_fa_heap_init_thread(void)
     _fa_heap_tls = heap;
     /* May allocate (keys beyond the first 32): the TLS pointer is already set, so that works. */
     pthread_setspecific(heap_key, heap);
+    exit_watched = true;
     fa_count(threads, 1);
     return heap;
 }

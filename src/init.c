@@ -12,15 +12,19 @@
 
 #include "fitalloc.h"
 #include "internal.h"
+#include "lab/lab.h"
 #include "options.h"
 
 bool _fa_started;
+bool _fa_lab_active;
 static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
 static bool options_read;
 static int stats_fd = 2;
 
 static void fork_prepare(void)
 {
+    if (_fa_lab_active)
+        _fa_lab_fork_prepare();
     _fa_purge_fork_prepare();
     fa_mutex_lock(&_fa_global_lock);
 }
@@ -29,12 +33,29 @@ static void fork_parent(void)
 {
     fa_mutex_unlock(&_fa_global_lock);
     _fa_purge_fork_parent();
+    if (_fa_lab_active)
+        _fa_lab_fork_parent();
 }
 
 static void fork_child(void)
 {
     fa_mutex_reset(&_fa_global_lock);
     _fa_purge_after_fork();
+    if (_fa_lab_active)
+        _fa_lab_fork_child();
+}
+
+/* Lab mode, once the options say so. If the first allocations came before environ was
+ * readable, this thread may already have a fast-engine heap: it stops using it (its blocks
+ * stay valid and are freed as usual). */
+static void start_lab_if_asked(void)
+{
+    if (fa_option(mode) != FA_MODE_LAB || _fa_lab_active)
+        return;
+    _fa_lab_init();
+    __atomic_store_n(&_fa_lab_active, true, __ATOMIC_RELEASE);
+    if (_fa_heap_tls != &_fa_heap_empty)
+        _fa_heap_abandon(_fa_heap_tls);
 }
 
 void _fa_process_init(void)
@@ -50,6 +71,7 @@ void _fa_process_init(void)
     }
     options_read = _fa_options_init();
     _fa_heap_process_init();
+    start_lab_if_asked();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 }
@@ -57,9 +79,14 @@ void _fa_process_init(void)
 __attribute__((constructor(101))) static void fa_constructor(void)
 {
     _fa_process_init();
-    if (!options_read)
+    if (!options_read) {
         options_read = _fa_options_init();
+        start_lab_if_asked();
+    }
     _fa_started = true;
+    /* The main thread's exit hook runs only if it calls pthread_exit: then the purger must
+     * not keep the process alive (purge.c). */
+    _fa_heap_watch_thread_exit();
     /* Programs may close stderr before exit (coreutils do): keep our own copy for the report. */
     if (fa_option(stats)) {
         int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
@@ -75,7 +102,11 @@ __attribute__((constructor(101))) static void fa_constructor(void)
 
 __attribute__((destructor(101))) static void fa_destructor(void)
 {
-    if (fa_option(stats))
+    if (!fa_option(stats))
+        return;
+    if (_fa_lab_active)
+        _fa_lab_stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
+    else
         _fa_stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
 }
 

@@ -74,6 +74,7 @@ void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page);
 void _fa_heap_notify(fa_page_t *page);
 void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
 void _fa_heap_process_init(void);
+void _fa_heap_watch_thread_exit(void);
 void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
 /* alloc.c */
@@ -99,6 +100,7 @@ void _fa_large_purge(uint64_t now, bool force, long *next);
 /* purge.c */
 void _fa_purge_start(void);
 void _fa_purge_kick(void);
+void _fa_purge_main_exited(void);
 void _fa_purge_safe_point(fa_heap_t *heap);
 void _fa_purge_pass(bool force);
 void _fa_purge_after_fork(void);
@@ -140,7 +142,8 @@ void _fa_heap_check_sometimes(const fa_heap_t *heap);
 #endif
 
 /* init.c */
-extern bool _fa_started; /* our constructor ran: threads may be created, environ is read */
+extern bool _fa_started;    /* our constructor ran: threads may be created, environ is read */
+extern bool _fa_lab_active; /* FITALLOC_MODE=lab: the slow paths hand everything to src/lab */
 void _fa_process_init(void);
 
 #endif

@@ -33,6 +33,11 @@ void _fa_os_write(int fd, const char *buf, size_t len);
 void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms);
 /* Wake up to n waiters on word. */
 void _fa_os_futex_wake(uint32_t *word, int n);
+/* Threads in the process (an exited main thread still counts until the process ends); -1 if
+ * unknown. Reads /proc without allocating. */
+int _fa_os_thread_count(void);
+/* True on the process's initial thread. */
+bool _fa_os_is_main_thread(void);
 /* The process id, for messages. */
 int _fa_os_pid(void);
 /* End the process with SIGABRT after a fatal message. */

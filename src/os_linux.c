@@ -3,6 +3,8 @@
 #include "os.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -145,6 +147,36 @@ void _fa_os_futex_wake(uint32_t *word, int n)
     int saved = errno;
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
     errno = saved;
+}
+
+int _fa_os_thread_count(void)
+{
+    int saved = errno;
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    /* Fields after the command name (which may hold spaces) start after the last ')';
+     * num_threads is field 20, the 18th after it. */
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 20; field++)
+        p = strchr(p + 1, ' ');
+    if (!p)
+        return -1;
+    int count = 0;
+    for (p++; *p >= '0' && *p <= '9'; p++)
+        count = count * 10 + (*p - '0');
+    return count;
+}
+
+bool _fa_os_is_main_thread(void)
+{
+    return syscall(SYS_gettid) == getpid();
 }
 
 int _fa_os_pid(void)

@@ -19,6 +19,7 @@ static uint32_t sleep_word;   /* futex word nobody changes: a timed sleep that k
 static uint32_t purger_idle;  /* the purger sleeps with no timeout */
 static uint32_t purger_state; /* 0 none, 1 running */
 static fa_mutex_t pass_lock = FA_MUTEX_INIT;
+static uint32_t main_exited; /* the program's main thread called pthread_exit */
 
 /* One pass; returns milliseconds until the next item is due, or -1 if nothing is pending. */
 static long purge_run(bool force)
@@ -37,15 +38,29 @@ void _fa_purge_pass(bool force)
     purge_run(force);
 }
 
+/* A process lives until its last thread ends, and the purger never ends by itself: once the
+ * main thread has left with pthread_exit, the purger checks whether it is the last thread
+ * standing (the exited main thread still counts as one) and then ends too. */
+static bool purger_alone(void)
+{
+    return __atomic_load_n(&main_exited, __ATOMIC_ACQUIRE) && _fa_os_thread_count() <= 2;
+}
+
 static void *purger_main(void *arg)
 {
     (void)arg;
     for (;;) {
+        if (purger_alone()) {
+            __atomic_store_n(&purger_state, 0, __ATOMIC_RELEASE);
+            return NULL;
+        }
         uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
         /* Announce idleness before looking: a kick after this point wakes us; a kick before
          * it made its work visible to the pass below. */
         __atomic_store_n(&purger_idle, 1, __ATOMIC_SEQ_CST);
         long next = purge_run(false);
+        if (__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE) && (next < 0 || next > 50))
+            next = 50; /* poll for the other threads' end */
         if (next >= 0) {
             __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
             _fa_os_futex_wait(&sleep_word, 0, next);
@@ -54,6 +69,13 @@ static void *purger_main(void *arg)
         }
     }
     return NULL;
+}
+
+void _fa_purge_main_exited(void)
+{
+    __atomic_store_n(&main_exited, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&purger_idle, 1, __ATOMIC_SEQ_CST);
+    _fa_purge_kick();
 }
 
 void _fa_purge_kick(void)

@@ -1,0 +1,56 @@
+/* A process ends when its last thread ends. When main calls pthread_exit while detached
+ * workers allocate (Brown CS33's test 1 does exactly this), fitalloc's purge thread must not
+ * keep the process alive after the workers are done. A child does it; the parent waits up to
+ * 20 s for it to end by itself and requires a clean exit. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fitalloc.h"
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20000; i++) {
+        void *p = fa_malloc(8 * (size_t)(i % 64 + 1));
+        CHECK(p != NULL);
+        fa_free(p);
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        fa_free(fa_malloc(100)); /* main has a heap too */
+        for (int i = 0; i < 4; i++) {
+            pthread_t t;
+            CHECK_EQ(pthread_create(&t, NULL, worker, NULL), 0);
+            CHECK_EQ(pthread_detach(t), 0);
+        }
+        pthread_exit(NULL);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int tries = 0; tries < 200 && done == 0; tries++) {
+        done = waitpid(pid, &status, WNOHANG);
+        if (done == 0) {
+            struct timespec pause = {0, 100 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    CHECK_MSG(done == pid, "the process did not end after main's pthread_exit");
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    printf("threads/main_pthread_exit: ok\n");
+    return 0;
+}
