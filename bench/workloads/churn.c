@@ -7,7 +7,7 @@
  * is verified. Every block carries a pattern derived from its tag, checked
  * before it is freed.
  *
- * usage: churn --size smoke|real        prints: ok churn <checksum>
+ * usage: churn --size smoke|real|full   prints: ok churn <checksum>
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -15,32 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOTS 10000
+#include "lib/args.h"
+#include "lib/pattern.h"
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#define USAGE "churn --size smoke|real|full"
+#define SLOTS 10000
 
 static uint64_t rng_state = 0x243f6a8885a308d3ULL;
 static uint64_t rng(void)
 {
     return mix64(rng_state++);
-}
-
-static int parse_size(int argc, char **argv, const char *name)
-{
-    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
-        if (strcmp(argv[2], "smoke") == 0)
-            return 0;
-        if (strcmp(argv[2], "real") == 0)
-            return 1;
-    }
-    fprintf(stderr, "usage: %s --size smoke|real\n", name);
-    exit(2);
 }
 
 static void die(const char *what, uint64_t tag, size_t n, size_t off)
@@ -105,7 +89,8 @@ struct slot {
 
 int main(int argc, char **argv)
 {
-    int real = parse_size(argc, argv, "churn");
+    /* full: these shapes have no original size, so full = real */
+    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
     const uint64_t steps = real ? 60000000ULL : 6000000ULL;
     static struct slot s[SLOTS];
     uint64_t sum = 0, next_tag = 1;

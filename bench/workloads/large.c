@@ -7,7 +7,7 @@
  * This measures how an allocator reuses (or returns and re-faults) big
  * regions.
  *
- * usage: large --size smoke|real        prints: ok large <checksum>
+ * usage: large --size smoke|real|full   prints: ok large <checksum>
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -15,35 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
+#include "lib/pattern.h"
+
+#define USAGE "large --size smoke|real|full"
 #define LIVE 4
 #define PAGE 4096
 #define MIN_SIZE ((size_t)64 << 10)
 #define MAX_SIZE ((size_t)16 << 20)
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static uint64_t rng_state = 0xa4093822299f31d0ULL;
 static uint64_t rng(void)
 {
     return mix64(rng_state++);
-}
-
-static int parse_size(int argc, char **argv, const char *name)
-{
-    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
-        if (strcmp(argv[2], "smoke") == 0)
-            return 0;
-        if (strcmp(argv[2], "real") == 0)
-            return 1;
-    }
-    fprintf(stderr, "usage: %s --size smoke|real\n", name);
-    exit(2);
 }
 
 static void die(const char *what, uint64_t tag, size_t n, size_t off)
@@ -94,7 +78,8 @@ struct slot {
 
 int main(int argc, char **argv)
 {
-    int real = parse_size(argc, argv, "large");
+    /* full: these shapes have no original size, so full = real */
+    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
     uint64_t steps = real ? 15000 : 1500;
     struct slot s[LIVE] = {{0}};
     uint64_t sum = 0;

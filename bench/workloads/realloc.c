@@ -6,7 +6,7 @@
  * first byte, the last old byte and a random old byte are checked, and the
  * whole buffer is checked before it is freed and replaced by a new one.
  *
- * usage: realloc --size smoke|real      prints: ok realloc <checksum>
+ * usage: realloc --size smoke|real|full   prints: ok realloc <checksum>
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -14,33 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
+#include "lib/pattern.h"
+
+#define USAGE "realloc --size smoke|real|full"
 #define LIVE 8
 #define MIB ((size_t)1 << 20)
-
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static uint64_t rng_state = 0x13198a2e03707344ULL;
 static uint64_t rng(void)
 {
     return mix64(rng_state++);
-}
-
-static int parse_size(int argc, char **argv, const char *name)
-{
-    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
-        if (strcmp(argv[2], "smoke") == 0)
-            return 0;
-        if (strcmp(argv[2], "real") == 0)
-            return 1;
-    }
-    fprintf(stderr, "usage: %s --size smoke|real\n", name);
-    exit(2);
 }
 
 /* Byte i of buffer `id`. Varies along the buffer, so a copy to the wrong
@@ -91,7 +75,8 @@ static uint64_t finish(struct buf *b)
 
 int main(int argc, char **argv)
 {
-    int real = parse_size(argc, argv, "realloc");
+    /* full: these shapes have no original size, so full = real */
+    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
     uint32_t total = real ? 400 : 40; /* buffers grown to their target */
     struct buf b[LIVE];
     uint32_t started = 0, done = 0;

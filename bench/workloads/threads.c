@@ -8,7 +8,7 @@
  * threads exit after each round and fresh threads inherit their slots, so
  * blocks outlive the thread that allocated them. Main frees what is left.
  *
- * usage: threads --size smoke|real      prints: ok threads <checksum>
+ * usage: threads --size smoke|real|full   prints: ok threads <checksum>
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -17,31 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
+#include "lib/pattern.h"
+
+#define USAGE "threads --size smoke|real|full"
 #define NTHREADS 8
 #define SLOTS 2000
 #define MAILCAP 1024
 #define HANDOFF_ONE_IN 32
 #define DRAIN_EVERY 256
-
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static int parse_size(int argc, char **argv, const char *name)
-{
-    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
-        if (strcmp(argv[2], "smoke") == 0)
-            return 0;
-        if (strcmp(argv[2], "real") == 0)
-            return 1;
-    }
-    fprintf(stderr, "usage: %s --size smoke|real\n", name);
-    exit(2);
-}
 
 static void die(const char *what, uint64_t tag, size_t n, size_t off)
 {
@@ -188,7 +172,8 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    int real = parse_size(argc, argv, "threads");
+    /* full: these shapes have no original size, so full = real */
+    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
     int rounds = real ? 30 : 8;
     uint64_t steps = real ? 500000 : 240000; /* per thread per round */
 

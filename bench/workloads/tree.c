@@ -5,7 +5,7 @@
  * checked), and destroyed (each node checked again before its free). Nodes
  * are 32..64 bytes. Finally the long-lived tree is checked and destroyed.
  *
- * usage: tree --size smoke|real         prints: ok tree <checksum>
+ * usage: tree --size smoke|real|full   prints: ok tree <checksum>
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -14,32 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 16
+#include "lib/args.h"
+#include "lib/pattern.h"
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#define USAGE "tree --size smoke|real|full"
+#define MAX_DEPTH 16
 
 static uint64_t rng_state = 0x082efa98ec4e6c89ULL;
 static uint64_t rng(void)
 {
     return mix64(rng_state++);
-}
-
-static int parse_size(int argc, char **argv, const char *name)
-{
-    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
-        if (strcmp(argv[2], "smoke") == 0)
-            return 0;
-        if (strcmp(argv[2], "real") == 0)
-            return 1;
-    }
-    fprintf(stderr, "usage: %s --size smoke|real\n", name);
-    exit(2);
 }
 
 struct node {
@@ -133,7 +117,8 @@ static uint64_t destroy(struct node *n)
 
 int main(int argc, char **argv)
 {
-    int real = parse_size(argc, argv, "tree");
+    /* full: these shapes have no original size, so full = real */
+    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
     int passes = real ? 36 : 3;
     uint64_t sum = 0;
 

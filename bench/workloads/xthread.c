@@ -6,7 +6,7 @@
  * ring of 8 batches. The consumer checks every block and frees it, and frees
  * the batch: every free happens on a thread other than the allocating one.
  *
- * usage: xthread --size smoke|real      prints: ok xthread <checksum>
+ * usage: xthread --size smoke|real|full   prints: ok xthread <checksum>
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,29 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/args.h"
+#include "lib/pattern.h"
+
+#define USAGE "xthread --size smoke|real|full"
 #define PAIRS 2
 #define BATCH 1024
 #define RING 8
-
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static int parse_size(int argc, char **argv, const char *name)
-{
-    if (argc == 3 && strcmp(argv[1], "--size") == 0) {
-        if (strcmp(argv[2], "smoke") == 0)
-            return 0;
-        if (strcmp(argv[2], "real") == 0)
-            return 1;
-    }
-    fprintf(stderr, "usage: %s --size smoke|real\n", name);
-    exit(2);
-}
 
 static void die(const char *what, uint64_t tag, size_t n, size_t off)
 {
@@ -173,7 +157,8 @@ static void *consumer(void *arg)
 
 int main(int argc, char **argv)
 {
-    int real = parse_size(argc, argv, "xthread");
+    /* full: these shapes have no original size, so full = real */
+    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
     uint64_t nbatches = real ? 40000 : 3500; /* per pair */
     static struct pair pairs[PAIRS];
     pthread_t th[2 * PAIRS];

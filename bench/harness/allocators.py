@@ -1,0 +1,160 @@
+"""The allocators: peers found on this machine, and the lab configurations of fitalloc.
+
+Every run is one process under LD_PRELOAD=<allocator> (glibc: no preload). A lab configuration
+is libfitalloc.so with FITALLOC_MODE=lab and the FITALLOC_* variables of that configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+# Where Debian (and most distributions) keep the peers' shared objects.
+LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
+
+# name -> (candidate file names, first found wins; Debian package)
+PEERS = {
+    "mimalloc": (["libmimalloc.so.2"], "libmimalloc2.0"),
+    "jemalloc": (["libjemalloc.so.2"], "libjemalloc2"),
+    # libtcmalloc_minimal is in libtcmalloc-minimal4, a dependency of
+    # libgoogle-perftools4 (which adds the profiling libtcmalloc.so.4).
+    "tcmalloc": (["libtcmalloc_minimal.so.4", "libtcmalloc.so.4"], "libgoogle-perftools4"),
+}
+PEER_NAMES = ["fitalloc", "mimalloc", "jemalloc", "tcmalloc", "glibc"]
+FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
+                  "&& cmake --build build   (or: bash tools/bench.sh, which does it)")
+
+_GLOBAL = {"FITALLOC_LOCK": "global"}
+_ARENA_64K = {"FITALLOC_LAB_ARENA": "65536", "FITALLOC_LAB_EXACT_MAX": "80"}
+
+# name -> (what it is, FITALLOC_* variables besides FITALLOC_MODE=lab)
+LAB_CONFIGS: dict[str, tuple[str, dict[str, str]]] = {
+    "lab-first": ("first fit, one global lock", {"FITALLOC_POLICY": "first", **_GLOBAL}),
+    "lab-next": ("next fit, one global lock", {"FITALLOC_POLICY": "next", **_GLOBAL}),
+    "lab-best": ("best fit, one global lock", {"FITALLOC_POLICY": "best", **_GLOBAL}),
+    "lab-worst": ("worst fit, one global lock", {"FITALLOC_POLICY": "worst", **_GLOBAL}),
+    "lab-best-thread": ("best fit, a heap per thread",
+                        {"FITALLOC_POLICY": "best", "FITALLOC_LOCK": "thread"}),
+    "lab-best-arenas": ("best fit, arenas with their own locks",
+                        {"FITALLOC_POLICY": "best", "FITALLOC_LOCK": "arenas"}),
+    # ID1206's first implementation (one list, no merging) is next fit without coalescing: its
+    # free list is searched from where it last changed. Segregated fit without merging does
+    # not run out on that workload (tests/lab/test_arena_id1206.c), but is shown too.
+    "lab-next64k-nomerge": ("next fit on one 64 KiB arena, no merging (ID1206's first "
+                            "implementation)", {"FITALLOC_POLICY": "next", **_ARENA_64K,
+                                                "FITALLOC_LAB_COALESCE": "0", **_GLOBAL}),
+    "lab-seg64k": ("segregated fit on one 64 KiB arena, exact lists up to 80 B, merging "
+                   "(ID1206's final implementation)",
+                   {"FITALLOC_POLICY": "segregated", **_ARENA_64K, "FITALLOC_LAB_COALESCE": "1",
+                    **_GLOBAL}),
+    "lab-seg64k-nomerge": ("the same without merging",
+                           {"FITALLOC_POLICY": "segregated", **_ARENA_64K,
+                            "FITALLOC_LAB_COALESCE": "0", **_GLOBAL}),
+}
+
+
+@dataclass(frozen=True)
+class Allocator:
+    name: str
+    preload: str  # '' for glibc
+    env: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    lab: bool = False
+
+    @property
+    def env_text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.env.items())
+
+
+def valid_names() -> list[str]:
+    return PEER_NAMES + list(LAB_CONFIGS) + ["lab"]
+
+
+def find_peer(name: str) -> str | None:
+    files, _ = PEERS[name]
+    for f in files:
+        for d in LIB_DIRS:
+            path = os.path.join(d, f)
+            if os.path.exists(path):
+                return path
+    return None
+
+
+def missing_message(name: str, fitalloc: str) -> str:
+    if name == "fitalloc":
+        return f"fitalloc: MISSING: {fitalloc} does not exist (build it with: {FITALLOC_BUILD})"
+    files, pkg = PEERS[name]
+    return (f"{name}: MISSING: none of {', '.join(files)} in {', '.join(LIB_DIRS)}; "
+            f"install with: apt-get install {pkg}")
+
+
+def lab_allocator(name: str, fitalloc_path: str) -> Allocator:
+    _, env = LAB_CONFIGS[name]
+    return Allocator(name, fitalloc_path, {"FITALLOC_MODE": "lab", **env}, lab=True)
+
+
+def discover_peers(wanted: list[str], fitalloc: str) -> tuple[list[Allocator], list[str]]:
+    """The wanted peers that exist (in `wanted` order) and a message for each missing one."""
+    found, missing = [], []
+    for name in wanted:
+        if name == "glibc":
+            found.append(Allocator("glibc", ""))
+        elif name == "fitalloc":
+            if os.path.isfile(fitalloc):
+                found.append(Allocator("fitalloc", os.path.abspath(fitalloc)))
+            else:
+                missing.append(missing_message(name, fitalloc))
+        else:
+            path = find_peer(name)
+            if path:
+                found.append(Allocator(name, path))
+            else:
+                missing.append(missing_message(name, fitalloc))
+    return found, missing
+
+
+def run_env(alloc: Allocator) -> dict[str, str]:
+    """The environment of a run: ours without LD_PRELOAD (runrss sets it for the workload
+    only) and without FITALLOC_* (so a variable left in the shell cannot change a run), plus
+    the allocator's own variables."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "LD_PRELOAD" and not k.startswith("FITALLOC_")}
+    env.update(alloc.env)
+    return env
+
+
+def _run_probe(build_dir: str, program: str, alloc: Allocator) -> subprocess.CompletedProcess:
+    env = run_env(alloc)
+    if alloc.preload:
+        env["LD_PRELOAD"] = alloc.preload
+    return subprocess.run([os.path.join(build_dir, program)], env=env, capture_output=True,
+                          text=True, timeout=30)
+
+
+def check_preload(build_dir: str, alloc: Allocator) -> str | None:
+    """None if malloc and free resolve into the allocator's library (support/whichmalloc);
+    else a message. ld.so only warns when a preload cannot be loaded, and goes on with glibc."""
+    try:
+        res = _run_probe(build_dir, "whichmalloc", alloc)
+    except subprocess.TimeoutExpired:
+        return "probe timed out"
+    if res.returncode != 0:
+        return f"probe exited {res.returncode}: {res.stderr.strip()[:200]}"
+    got = dict(line.split(" ", 1) for line in res.stdout.splitlines() if " " in line)
+    want = os.path.realpath(alloc.preload) if alloc.preload else None
+    for fn in ("malloc", "free"):
+        where = got.get(fn, "?")
+        ok = (os.path.realpath(where) == want) if want else ("libc.so" in os.path.basename(where))
+        if not ok:
+            return (f"{fn} resolves to {where}, not {alloc.preload or 'libc'} "
+                    f"(LD_PRELOAD did not take effect)")
+    return None
+
+
+def lab_active(build_dir: str, alloc: Allocator) -> bool:
+    """Does the policy lab really run under this configuration (support/labprobe)?"""
+    try:
+        res = _run_probe(build_dir, "labprobe", alloc)
+    except subprocess.TimeoutExpired:
+        return False
+    return res.returncode == 0 and res.stdout.startswith("lab 1")

@@ -1,0 +1,293 @@
+"""The command line of the bench (bench/compare.py, and tools/bench.sh around it)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+
+from . import allocators as al
+from . import plots, report, results, studies, summary, table
+from .build import BuildError, build
+from .paths import DEFAULT_BUILD_DIR, DEFAULT_FITALLOC
+from .progress import Progress, fmt_duration
+from .runner import Run, run_one
+from .schedule import plan
+from .workloads import SIZES, all_workloads, cases, select
+
+TIMEOUTS = {"smoke": 60.0, "real": 300.0, "full": 1800.0}
+
+
+def log(msg: str = "") -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
+    ap = argparse.ArgumentParser(
+        prog="compare.py",
+        description="Run the bench workloads under fitalloc, its lab configurations and the "
+                    "other allocators, interleaved and repeated; print medians and ratios; "
+                    "with --results, write CSV/JSON, report.md and plots. See docs/bench.md.")
+    ap.add_argument("-w", "--workload", default=None,
+                    help="comma list of workloads or groups (default: every non-test workload)")
+    ap.add_argument("-a", "--alloc", default=None,
+                    help="comma list of allocators: " + ", ".join(al.valid_names())
+                         + " ('lab': each workload's own lab configurations; a lab "
+                           "configuration named here runs on every selected workload). "
+                           "Default: every peer found, plus each workload's lab configurations")
+    ap.add_argument("-r", "--reps", type=int, default=5, help="repetitions (default 5)")
+    ap.add_argument("-s", "--size", choices=SIZES, default="smoke",
+                    help="workload size (default smoke; full: the studies' original sizes)")
+    ap.add_argument("--full", dest="size", action="store_const", const="full",
+                    help="same as --size full")
+    ap.add_argument("--threads", default=None,
+                    help="comma list of thread counts for the sweeps (default 1,2,4,8,16,32)")
+    ap.add_argument("--fitalloc", default=DEFAULT_FITALLOC,
+                    help=f"libfitalloc.so to use (default {DEFAULT_FITALLOC})")
+    ap.add_argument("--build-dir", default=DEFAULT_BUILD_DIR,
+                    help=f"where the workloads are built (default {DEFAULT_BUILD_DIR})")
+    ap.add_argument("--results", default=None,
+                    help="write runs.csv, figures.csv, runs.json, summary.json, report.md and "
+                         "plots/*.png into this directory")
+    ap.add_argument("-o", "--out", default=None, help="also write every run to this CSV file")
+    ap.add_argument("--ref", default="mimalloc",
+                    help="allocator the ratios are relative to (default mimalloc; glibc when "
+                         "it is not in the run)")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds before a run is killed and FAILED (default 60 smoke, 300 real, "
+                         "1800 full)")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler (default $CC or cc)")
+    ap.add_argument("--no-plots", action="store_true", help="do not draw plots")
+    ap.add_argument("--build-only", action="store_true", help="build the workloads, then exit")
+    ap.add_argument("--list", action="store_true", help="list the workloads and allocators")
+    ap.add_argument("--list-allocs", action="store_true",
+                    help="print 'name<TAB>preload' for each peer found ('-' for glibc) and exit")
+    return ap.parse_args(argv), ap
+
+
+def parse_allocs(text: str | None, ap: argparse.ArgumentParser) -> tuple[list[str], list[str], bool]:
+    """(peers, explicit lab configurations, run each workload's own lab configurations)."""
+    if text is None:
+        return list(al.PEER_NAMES), [], True
+    peers, labs, own_labs = [], [], False
+    for token in (t.strip() for t in text.split(",")):
+        if not token:
+            continue
+        if token in al.PEER_NAMES:
+            if token not in peers:
+                peers.append(token)
+        elif token in al.LAB_CONFIGS:
+            if token not in labs:
+                labs.append(token)
+        elif token == "lab":
+            own_labs = True
+        else:
+            ap.error(f"unknown allocator '{token}'; valid: {', '.join(al.valid_names())}")
+    if not (peers or labs or own_labs):
+        ap.error(f"empty allocator list; valid: {', '.join(al.valid_names())}")
+    return peers, labs, own_labs
+
+
+def list_everything(fitalloc: str) -> None:
+    print("workloads (-w):")
+    for w in all_workloads():
+        extra = f"  [labs: {', '.join(w.labs)}]" if w.labs else ""
+        sweep = f"  [threads {','.join(map(str, w.sweep))}]" if w.sweep else ""
+        print(f"  {w.name:<18} {w.kind:<8} {w.summary}{extra}{sweep}")
+    print("\nallocators (-a):")
+    found, missing = al.discover_peers(al.PEER_NAMES, fitalloc)
+    for a in found:
+        print(f"  {a.name:<18} {a.preload or '(no preload)'}")
+    for m in missing:
+        print(f"  {m}")
+    for name, (what, _) in al.LAB_CONFIGS.items():
+        env = al.lab_allocator(name, fitalloc).env_text
+        print(f"  {name:<18} {what}: {env}")
+
+
+def snapshot(build_dir: str, path: str) -> str:
+    """Run a private copy of libfitalloc.so, so that a rebuild during the bench cannot mix two
+    versions (or hit a half-written file)."""
+    src = os.path.realpath(path)
+    snap = os.path.join(build_dir, "libfitalloc.snapshot.so")
+    shutil.copy2(src, snap)
+    with open(snap, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(src)))
+    log(f"fitalloc: using a snapshot of {src} (sha256 {digest}, modified {stamp})")
+    return snap
+
+
+def machine() -> str:
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f
+                          if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores {model}, Linux {platform.release()}, Python {platform.python_version()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, ap = parse_args(argv)
+    if args.reps < 1:
+        ap.error("--reps must be >= 1")
+    if args.list:
+        list_everything(args.fitalloc)
+        return 0
+    workloads = all_workloads()
+    try:
+        selected = select(args.workload, workloads)
+    except ValueError as e:
+        ap.error(str(e))
+    sweep = None
+    if args.threads:
+        try:
+            sweep = tuple(int(t) for t in args.threads.split(",") if t.strip())
+        except ValueError:
+            ap.error("--threads needs a comma list of integers")
+        if not sweep or min(sweep) < 1:
+            ap.error("--threads needs positive integers")
+    peer_names, lab_names, own_labs = parse_allocs(args.alloc, ap)
+    build_dir = os.path.abspath(args.build_dir)
+    timeout = args.timeout or TIMEOUTS[args.size]
+    notes: list[str] = []
+
+    peers, missing = al.discover_peers(peer_names, args.fitalloc)
+    for m in missing:
+        log(m + ("" if args.alloc else "; going on without it"))
+        notes.append(m)
+    if args.list_allocs:
+        for a in peers:
+            print(f"{a.name}\t{a.preload or '-'}")
+        return 0 if peers else 1
+
+    try:
+        build(build_dir, args.cc)
+    except BuildError as e:
+        log(str(e))
+        return 2
+    if args.build_only:
+        log(f"built into {build_dir}")
+        return 0
+
+    fitalloc_path = None
+    if any(a.name == "fitalloc" for a in peers) or lab_names or own_labs:
+        if os.path.isfile(args.fitalloc):
+            fitalloc_path = snapshot(build_dir, args.fitalloc)
+        elif lab_names or own_labs:
+            notes.append("lab configurations skipped: " + al.missing_message("fitalloc", args.fitalloc))
+    usable = []
+    for a in peers:
+        if a.name == "fitalloc":
+            a = al.Allocator("fitalloc", fitalloc_path)
+        problem = al.check_preload(build_dir, a)
+        if problem is None:
+            usable.append(a)
+        elif "did not take effect" in problem:
+            log(f"{a.name}: UNUSABLE: {problem}; going on without it")
+            notes.append(f"{a.name}: unusable: {problem}")
+        else:  # it loads but misbehaves: keep it so that its runs show as FAILED
+            log(f"{a.name}: WARNING: preload probe failed ({problem}); its runs will likely fail")
+            usable.append(a)
+
+    case_list = cases(selected, sweep)
+    wanted_labs = list(dict.fromkeys(
+        lab_names + [lab for c in case_list for lab in c.workload.labs if own_labs]))
+    labs: dict[str, al.Allocator] = {}
+    if fitalloc_path:
+        for name in wanted_labs:
+            a = al.lab_allocator(name, fitalloc_path)
+            if al.lab_active(build_dir, a):
+                labs[name] = a
+        inactive = [n for n in wanted_labs if n not in labs]
+        if inactive:
+            msg = (f"{', '.join(inactive)}: UNAVAILABLE: the policy lab does not run in "
+                   f"{args.fitalloc} (fa_lab_stats_get missing or -1: FITALLOC_MODE=lab falls "
+                   "back to the fast engine); skipped")
+            log(msg)
+            notes.append(msg)
+
+    allocs_of: dict[str, list[al.Allocator]] = {}
+    for c in case_list:
+        own = [labs[n] for n in c.workload.labs if own_labs and n in labs]
+        extra = [labs[n] for n in lab_names if n in labs and labs[n] not in own]
+        allocs_of[c.id] = usable + own + extra
+    all_allocs = list(dict.fromkeys(a for aa in allocs_of.values() for a in aa))
+    if not all_allocs:
+        log("no allocator to run")
+        return 2
+    names = [a.name for a in all_allocs]
+    ref = args.ref
+    if ref not in [a.name for a in usable]:
+        fallback = "glibc" if "glibc" in names else names[0]
+        log(f"reference '{ref}' is not in this run; ratios are relative to {fallback}")
+        notes.append(f"reference {ref} not in this run: ratios are relative to {fallback}")
+        ref = fallback
+    for a in all_allocs:
+        log(f"{a.name:<18} {a.preload or '(no preload)'} {a.env_text}")
+
+    slots = plan(case_list, allocs_of, args.reps)
+    log(f"{len(slots)} runs: {len(case_list)} cases, size {args.size}, {args.reps} reps")
+    progress = Progress(slots)
+    runs: list[Run] = []
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fitalloc-bench-") as tmp:
+        for i, s in enumerate(slots, 1):
+            run = Run(seq=i, rep=s.rep, case=s.case.id, workload=s.case.workload.name,
+                      threads=s.case.threads, allocator=s.alloc.name, position=s.position)
+            run_one(build_dir, tmp, s.case, args.size, s.alloc, timeout, run)
+            runs.append(run)
+            progress.update(run)
+    progress.finish()
+
+    summary.check_checksums(runs)
+    cells = summary.summarize(runs)
+    case_ids = [c.id for c in case_list]
+    names_of = {cid: [a.name for a in aa] for cid, aa in allocs_of.items()}
+    # The points of a thread sweep are one curve, not separate workloads: keep them out of
+    # the geometric means (and of time_rss.png), so that they do not outweigh the rest.
+    overall = summary.overall(cells, [c for c in case_ids if ":" not in c], names, ref)
+    table_lines = table.main_table(cells, case_ids, names_of, ref)
+    overall_lines = table.overall_table(overall, ref)
+    failed = [r for r in runs if not r.ok]
+    print(f"size={args.size}, {args.reps} reps, interleaved; ratios are median/median vs {ref}\n")
+    print("\n".join(table_lines))
+    print("\n".join(overall_lines))
+    if failed:
+        print(f"\nFAILED runs ({len(failed)}):")
+        for r in failed:
+            print(f"  rep {r.rep + 1} {r.case}/{r.allocator}: {r.note}")
+    for n in notes:
+        print(f"note: {n}")
+
+    if args.out:
+        results.write_runs_csv(args.out, runs, args.size)
+        log(f"raw runs written to {args.out}")
+    if args.results:
+        out_dir = os.path.abspath(args.results)
+        meta = {"started": started, "command": shlex.join([sys.argv[0], *(argv or sys.argv[1:])]),
+                "machine": machine(), "size": args.size, "reps": args.reps, "reference": ref,
+                "runs": len(runs), "failed": len(failed),
+                "duration": fmt_duration(time.perf_counter() - t0),
+                "allocators": [{"name": a.name, "preload": a.preload, "env": a.env_text}
+                               for a in all_allocs],
+                "lab_available": bool(labs), "notes": notes}
+        results.write_all(out_dir, runs, args.size, meta, cells, case_ids, names_of, ref, overall)
+        study_tables = studies.tables(cells, names_of)
+        made, plot_notes = ([], ["--no-plots"]) if args.no_plots else plots.make_all(
+            os.path.join(out_dir, "plots"), cells, case_ids, [a.name for a in usable], names_of,
+            ref, studies.load())
+        report.write(os.path.join(out_dir, "report.md"), meta, overall_lines, table_lines, made,
+                     plot_notes, study_tables, runs)
+        print(f"\nresults: {out_dir}/ (report.md, runs.csv, figures.csv, runs.json, "
+              f"summary.json, plots/: {len(made)} PNG)")
+    return 1 if failed else 0

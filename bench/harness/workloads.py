@@ -1,0 +1,166 @@
+"""The workloads: what each one runs, at which sizes, and under which lab configurations.
+
+A Workload is one entry of the suite (a program in bench/workloads/ plus fixed arguments). A
+workload with a thread sweep expands into one Case per thread count. Programs in
+bench/workloads/*.c that no entry names join the stress shapes automatically, so dropping a new
+file there is enough to add a workload.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .paths import WORKLOAD_DIR
+
+SIZES = ("smoke", "real", "full")
+PROBES = {"pair"}  # built but not timed: bench/callgrind_pair.sh uses it
+
+# Lab configurations (see allocators.LAB_CONFIGS) that make sense for a workload.
+BEST_LOCKS = ("lab-best", "lab-best-thread", "lab-best-arenas")
+FIRST_BEST = ("lab-first", "lab-best")
+FOUR_FITS = ("lab-first", "lab-next", "lab-best", "lab-worst")
+ARENA_64K = ("lab-next64k-nomerge", "lab-seg64k", "lab-seg64k-nomerge")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    program: str
+    args: tuple[str, ...] = ()
+    kind: str = "stress"  # stress | classic | test (test: hidden, for the harness's own test)
+    labs: tuple[str, ...] = ()
+    sweep: tuple[int, ...] = ()  # --threads values; one case each
+    study: str = ""
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str  # the workload's name, or "<name>:<threads>" for a point of a sweep
+    workload: Workload
+    threads: int | None = None
+
+    @property
+    def argv_tail(self) -> list[str]:
+        tail = list(self.workload.args)
+        if self.threads is not None:
+            tail += ["--threads", str(self.threads)]
+        return tail
+
+
+REGISTRY = [
+    Workload("churn", "churn", summary="single thread, random sizes 16..1024 B, random replace"),
+    Workload("xthread", "xthread", summary="2 producer/consumer pairs, every free remote"),
+    Workload("threads", "threads", summary="8 threads, private churn, 1/32 handed off, rounds"),
+    Workload("larson", "larson", summary="server churn: thread chains hand their blocks on"),
+    Workload("realloc", "realloc", summary="buffers grown by realloc up to 1..8 MiB"),
+    Workload("large", "large", summary="64 KiB..16 MiB blocks, random replace"),
+    Workload("tree", "tree", summary="binary trees: many short-lived small nodes"),
+    Workload("cache-thrash", "cache-thrash", summary="active false sharing (Hoard)"),
+    Workload("cache-scratch", "cache-scratch", summary="passive false sharing (Hoard)"),
+    Workload("short-threads", "short-threads", summary="2,000 short-lived threads"),
+    Workload("ece650-ts", "ece650-ts", ("--test", "measurement"), "classic", BEST_LOCKS,
+             study="ece650-ts", summary="ECE650 HW2: thread_test_measurement"),
+    Workload("ece650-ts-tests", "ece650-ts", ("--test", "tests"), "classic", BEST_LOCKS,
+             summary="ECE650 HW2: the three thread tests (overlap checks)"),
+    Workload("ece650-fit-equal", "ece650-fit", ("--test", "equal"), "classic", FIRST_BEST,
+             study="ece650-fit", summary="ECE650 HW1: equal_size_allocs"),
+    Workload("ece650-fit-small", "ece650-fit", ("--test", "small"), "classic", FIRST_BEST,
+             study="ece650-fit", summary="ECE650 HW1: small_range_rand_allocs"),
+    Workload("ece650-fit-large", "ece650-fit", ("--test", "large"), "classic", FIRST_BEST,
+             study="ece650-fit", summary="ECE650 HW1: large_range_rand_allocs"),
+    Workload("cse3320", "cse3320", ("--variant", "portable"), "classic", FOUR_FITS,
+             study="cse3320", summary="CSE3320 benchmark, first block 50 MB (portable)"),
+    Workload("cse3320-faithful", "cse3320", ("--variant", "faithful"), "classic", FOUR_FITS,
+             study="cse3320", summary="CSE3320 benchmark, first block 5 GB (as reported)"),
+    Workload("id1206", "id1206", (), "classic", ARENA_64K, study="id1206",
+             summary="ID1206 palloc/pree benchmark, buffer 300"),
+    Workload("cs33-t1", "cs33", ("--test", "1"), "classic", BEST_LOCKS, study="cs33",
+             summary="CS33 test 1: 32 threads malloc/free"),
+    Workload("cs33-t2", "cs33", ("--test", "2"), "classic", BEST_LOCKS, study="cs33",
+             summary="CS33 test 2: 16 producer/consumer pairs"),
+    Workload("cs33-scaling", "cs33", ("--test", "1", "--exit", "join"), "classic", BEST_LOCKS,
+             sweep=(1, 2, 4, 8, 16, 32), study="cs33",
+             summary="CS33 test 1, same work over 1..32 threads"),
+    Workload("selftest", "selftest", ("--mode", "ok"), "test", summary="harness test: passes"),
+    Workload("selftest-corrupt", "selftest", ("--mode", "corrupt"), "test",
+             summary="harness test: reports corruption, exits 1"),
+    Workload("selftest-crash", "selftest", ("--mode", "crash"), "test",
+             summary="harness test: dies of SIGABRT"),
+]
+
+
+def programs() -> list[str]:
+    """Every program in bench/workloads/ (file name without .c)."""
+    return sorted(f[:-2] for f in os.listdir(WORKLOAD_DIR) if f.endswith(".c"))
+
+
+def all_workloads() -> list[Workload]:
+    """The registry, plus a stress entry for every program it does not name."""
+    named = {w.program for w in REGISTRY}
+    extra = [Workload(p, p, summary="(no description: not in harness/workloads.py)")
+             for p in programs() if p not in named and p not in PROBES]
+    stress = [w for w in REGISTRY if w.kind == "stress"]
+    return stress + extra + [w for w in REGISTRY if w.kind != "stress"]
+
+
+def groups(workloads: list[Workload]) -> dict[str, list[Workload]]:
+    """Names that select several workloads: the kinds, and programs with several entries."""
+    out: dict[str, list[Workload]] = {
+        "stress": [w for w in workloads if w.kind == "stress"],
+        "classic": [w for w in workloads if w.kind == "classic"],
+    }
+    by_program: dict[str, list[Workload]] = {}
+    for w in workloads:
+        if w.kind != "test":
+            by_program.setdefault(w.program, []).append(w)
+    names = {w.name for w in workloads}
+    for program, ws in by_program.items():
+        if len(ws) > 1 and program not in names:
+            out[program] = ws
+    return out
+
+
+def select(text: str | None, workloads: list[Workload]) -> list[Workload]:
+    """The workloads named by a comma list (names or group names); None: the default suite.
+    Raises ValueError listing the valid names."""
+    if text is None:
+        return [w for w in workloads if w.kind != "test"]
+    by_name = {w.name: w for w in workloads}
+    grp = groups(workloads)
+    chosen: list[Workload] = []
+    for token in (t.strip() for t in text.split(",")):
+        if not token:
+            continue
+        if token in by_name:
+            picked = [by_name[token]]
+        elif token in grp:
+            picked = grp[token]
+        else:
+            hint = " ('pair' is the instruction-count probe: use callgrind_pair.sh)" \
+                if token in PROBES else ""
+            raise ValueError(f"unknown workload '{token}'{hint}; valid: {valid_names(workloads)}")
+        chosen += [w for w in picked if w not in chosen]
+    if not chosen:
+        raise ValueError(f"empty workload list; valid: {valid_names(workloads)}")
+    return chosen
+
+
+def valid_names(workloads: list[Workload]) -> str:
+    public = [w.name for w in workloads if w.kind != "test"]
+    hidden = [w.name for w in workloads if w.kind == "test"]
+    return (", ".join(public) + "; groups: " + ", ".join(groups(workloads))
+            + "; test only: " + ", ".join(hidden))
+
+
+def cases(selected: list[Workload], sweep: tuple[int, ...] | None = None) -> list[Case]:
+    """Expand thread sweeps (sweep overrides every workload's own list)."""
+    out = []
+    for w in selected:
+        points = (sweep or w.sweep) if w.sweep else ()
+        if points:
+            out += [Case(f"{w.name}:{n}", w, n) for n in points]
+        else:
+            out.append(Case(w.name, w))
+    return out
