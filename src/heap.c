@@ -237,8 +237,7 @@ static void thread_done(void *arg)
     _fa_heap_abandon(arg);
     if (_fa_lab_active)
         _fa_lab_thread_exit();
-    if (_fa_os_is_main_thread())
-        _fa_purge_main_exited();
+    _fa_purge_thread_ended(_fa_os_is_main_thread());
 }
 
 void _fa_heap_watch_thread_exit(void)

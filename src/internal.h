@@ -100,7 +100,7 @@ void _fa_large_purge(uint64_t now, bool force, long *next);
 /* purge.c */
 void _fa_purge_start(void);
 void _fa_purge_kick(void);
-void _fa_purge_main_exited(void);
+void _fa_purge_thread_ended(bool main_thread); /* from the thread-exit hook */
 void _fa_purge_safe_point(fa_heap_t *heap);
 void _fa_purge_pass(bool force);
 void _fa_purge_after_fork(void);

@@ -19,7 +19,8 @@ static uint32_t sleep_word;   /* futex word nobody changes: a timed sleep that k
 static uint32_t purger_idle;  /* the purger sleeps with no timeout */
 static uint32_t purger_state; /* 0 none, 1 running */
 static fa_mutex_t pass_lock = FA_MUTEX_INIT;
-static uint32_t main_exited; /* the program's main thread called pthread_exit */
+static uint32_t main_exited;      /* the program's main thread called pthread_exit */
+static uint64_t quick_poll_until; /* ms: a thread just ended, the last one may follow soon */
 
 /* One pass; returns milliseconds until the next item is due, or -1 if nothing is pending. */
 static long purge_run(bool force)
@@ -59,8 +60,14 @@ static void *purger_main(void *arg)
          * it made its work visible to the pass below. */
         __atomic_store_n(&purger_idle, 1, __ATOMIC_SEQ_CST);
         long next = purge_run(false);
-        if (__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE) && (next < 0 || next > 50))
-            next = 50; /* poll for the other threads' end */
+        if (__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE)) {
+            /* Poll for the other threads' end: quickly right after a thread ended (so the
+             * process ends promptly after its last one), slowly otherwise. */
+            bool soon = _fa_os_now_ms() < __atomic_load_n(&quick_poll_until, __ATOMIC_RELAXED);
+            long poll = soon ? 1 : 100;
+            if (next < 0 || next > poll)
+                next = poll;
+        }
         if (next >= 0) {
             __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
             _fa_os_futex_wait(&sleep_word, 0, next);
@@ -71,10 +78,15 @@ static void *purger_main(void *arg)
     return NULL;
 }
 
-void _fa_purge_main_exited(void)
+void _fa_purge_thread_ended(bool main_thread)
 {
-    __atomic_store_n(&main_exited, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&purger_idle, 1, __ATOMIC_SEQ_CST);
+    if (main_thread)
+        __atomic_store_n(&main_exited, 1, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&quick_poll_until, _fa_os_now_ms() + 20, __ATOMIC_RELAXED);
+    /* Cut a timed sleep short (FUTEX_WAKE needs no change of the word) or an idle one. */
+    _fa_os_futex_wake(&sleep_word, 1);
     _fa_purge_kick();
 }
 
