@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The bench in one command:  bash tools/bench.sh [options]
 #
-# Builds libfitalloc.so (cmake, Release, in build/) and the bench workloads, makes sure Python
-# can draw plots (Debian's python3-matplotlib, else a venv with the pinned matplotlib of
+# Installs what is missing (tools/deps.sh bench: when root or with password-less sudo), builds
+# libfitalloc.so (cmake, Release, in build/) and the bench workloads, makes sure Python can draw
+# plots (Debian's python3-matplotlib, else a venv with the pinned matplotlib of
 # bench/requirements.txt), then runs the default suite: every workload under fitalloc, the
 # lab configurations that fit it, glibc, jemalloc, tcmalloc and mimalloc (those installed),
 # 3 interleaved repetitions, smoke size: about 5 minutes on 2 cores, with a progress bar.
@@ -33,7 +34,7 @@ install=1
 list=0
 pass=()
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 need_value() { [[ $# -ge 2 ]] || { echo "tools/bench.sh: $1 needs a value" >&2; exit 2; }; }
 
 while (($#)); do
@@ -71,22 +72,19 @@ python_for_plots() {
     return 1
 }
 
-# install_matplotlib: Debian's package when we may use apt-get, else a venv with pinned
-# versions (bench/requirements.txt) in bench/.venv.
+# install_matplotlib: when Debian's package could not be installed, a venv with the pinned
+# versions of bench/requirements.txt in bench/.venv.
 install_matplotlib() {
-    local sudo=()
-    ((EUID == 0)) || sudo=(sudo -n)
-    if command -v apt-get >/dev/null && { ((EUID == 0)) || sudo -n true 2>/dev/null; }; then
-        say "installing python3-matplotlib (apt-get)"
-        if "${sudo[@]}" apt-get update -qq >&2 &&
-            DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq python3-matplotlib >&2; then
-            return 0
-        fi
-    fi
     say "installing matplotlib into bench/.venv (pip, bench/requirements.txt)"
     python3 -m venv "$root/bench/.venv" >&2 &&
         "$root/bench/.venv/bin/pip" install -q -r "$root/bench/requirements.txt" >&2
 }
+
+if ((install)); then
+    # On a fresh Debian machine (as root or with password-less sudo): the compilers, cmake,
+    # matplotlib and the peer allocators.
+    bash "$root/tools/deps.sh" bench --if-missing || exit 2
+fi
 
 if ! py=$(python_for_plots); then
     if ((install)) && install_matplotlib && py=$(python_for_plots); then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command of fitalloc:  bash tools/test.sh [--quick]
 #
+# First installs the Debian packages it needs when they are missing (tools/deps.sh test).
+#
 #   (a) Release build in build/            + ctest
 #   (b) ASan+UBSan build in build-asan/    + ctest   (RelWithDebInfo)
 #   (c) TSan build in build-tsan/          + ctest   (RelWithDebInfo)
@@ -18,7 +20,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) quick=1 ;;
     -h | --help)
-        sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -35,6 +37,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:die_after_fork=0}
 CC=${CC:-cc}
 
+# On a fresh Debian machine (as root or with password-less sudo) this installs what is missing.
+bash "$root/tools/deps.sh" test --if-missing || exit 1
 for tool in cmake ctest ninja "$CC"; do
     command -v "$tool" >/dev/null || { echo "tools/test.sh: $tool not found" >&2; exit 1; }
 done

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The Debian 12 packages fitalloc's commands need, in one place:
+#   bash tools/deps.sh test|bench [--if-missing]
+#
+# test   what tools/test.sh needs (compilers, cmake, sanitizer runtimes, clang-format, valgrind,
+#        Python with matplotlib for the bench harness test, the peers for the override tests)
+# bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib
+#        and the peer allocators: jemalloc, tcmalloc, mimalloc; the bench runs without them)
+#
+# Without --if-missing: apt-get update and install them all (CI). With --if-missing: install
+# only when some are missing, and only if we are root or have password-less sudo; otherwise
+# name the apt-get line. Exit 1 when a needed package is missing and cannot be installed.
+# On a machine without dpkg nothing is checked: the commands say what they miss themselves.
+set -euo pipefail
+
+build=(build-essential cmake ninja-build pkg-config)
+peers=(libjemalloc2 libgoogle-perftools4 libmimalloc2.0)
+case "${1:-}" in
+test)
+    needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file
+        libasan8 libubsan1 libtsan2 clang-format valgrind python3 python3-matplotlib "${peers[@]}")
+    wanted=()
+    ;;
+bench)
+    needed=("${build[@]}" python3 time)
+    wanted=(python3-matplotlib "${peers[@]}")
+    ;;
+*)
+    echo "usage: bash tools/deps.sh test|bench [--if-missing]" >&2
+    exit 2
+    ;;
+esac
+if_missing=0
+[[ "${2:-}" == --if-missing ]] && if_missing=1
+
+installed() { [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == *"ok installed"* ]]; }
+
+as_root=()
+((EUID == 0)) || as_root=(sudo -n)
+may_install() { ((EUID == 0)) || sudo -n true 2>/dev/null; }
+
+apt_install() {
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null &&
+        "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -q --no-install-recommends "$@" </dev/null
+}
+
+if ((!if_missing)); then
+    may_install || { echo "tools/deps.sh: not root and no password-less sudo" >&2; exit 1; }
+    apt_install "${needed[@]}" "${wanted[@]}"
+    exit
+fi
+
+command -v dpkg-query >/dev/null || exit 0
+missing_needed=()
+missing_wanted=()
+for p in "${needed[@]}"; do installed "$p" || missing_needed+=("$p"); done
+for p in "${wanted[@]}"; do installed "$p" || missing_wanted+=("$p"); done
+missing=("${missing_needed[@]}" "${missing_wanted[@]}")
+((${#missing[@]} == 0)) && exit 0
+
+echo "tools/deps.sh: missing Debian packages: ${missing[*]}" >&2
+if may_install && apt_install "${missing[@]}" >&2; then
+    exit 0
+fi
+# The wanted ones may also fail alone (e.g. an old release without libmimalloc2.0).
+if ((${#missing_needed[@]} > 0)) && may_install && apt_install "${missing_needed[@]}" >&2; then
+    missing_needed=()
+fi
+((${#missing_needed[@]} == 0)) && exit 0
+echo "tools/deps.sh: install them with: sudo apt-get install ${missing_needed[*]}" >&2
+exit 1
