@@ -9,11 +9,13 @@
 #   per iteration  = (Ir(2N) - Ir(N)) / N          (start-up cost cancels)
 #   per pair       = per iteration(size) - per iteration(baseline)
 # Counts are deterministic, so one run of each is enough.
+# --atomics counts atomic (bus-locking) instructions instead of all instructions
+# (callgrind --collect-bus=yes, event Ge): e.g. what the lab's lock modes cost.
 # --hold keeps one block of the same size live during the loop (pair --hold),
 # so the loop's block never leaves its page empty: allocators that retire an
 # empty page on free (mimalloc) show their steady-state fast path then.
 #
-# usage: bench/callgrind_pair.sh [-a alloc,alloc] [-s "16 32 64"] [-n N] [--hold]
+# usage: bench/callgrind_pair.sh [-a alloc,alloc] [-s "16 32 64"] [-n N] [--hold] [--atomics]
 #                                [--fitalloc PATH] [--build-dir DIR] [--keep DIR]
 set -euo pipefail
 
@@ -25,8 +27,9 @@ FITALLOC="$HERE/../build/libfitalloc.so"
 BUILD_DIR="$HERE/build"
 KEEP=""
 HOLD=()
+EVENT=Ir
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
         --build-dir) BUILD_DIR="$2"; shift 2 ;;
         --keep) KEEP="$2"; shift 2 ;;
         --hold) HOLD=(--hold); shift ;;
+        --atomics) EVENT=Ge; shift ;;
         -h|--help) usage 0 ;;
         *) echo "callgrind_pair.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
     esac
@@ -47,7 +51,7 @@ for s in $SIZES; do
 done
 command -v valgrind >/dev/null || { echo "callgrind_pair.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
 
-# Build, and discover allocators, exactly as compare.py does.
+# Build, and discover allocators (name, preload, settings), exactly as compare.py does.
 python3 "$HERE/compare.py" --build-only --build-dir "$BUILD_DIR" >/dev/null 2>&1 \
     || python3 "$HERE/compare.py" --build-only --build-dir "$BUILD_DIR"
 list_args=(--list-allocs --fitalloc "$FITALLOC")
@@ -60,19 +64,23 @@ WORK="${KEEP:-$(mktemp -d /tmp/callgrind-pair.XXXXXX)}"
 mkdir -p "$WORK"
 [ -n "$KEEP" ] || trap 'rm -rf "$WORK"' EXIT
 
-# ir <alloc> <preload|-> <tag> <pair args...>: total Ir of one callgrind run.
+# ir <alloc> <preload|-> <tag> <pair args...>: total Ir of one callgrind run
+# (with the allocator's settings, $SETTINGS, e.g. FITALLOC_MODE=lab for the lab configurations).
 ir() {
     local alloc="$1" preload="$2" tag="$3"; shift 3
     local out="$WORK/$alloc.$tag.cg" log="$WORK/$alloc.$tag.log" total
     local -a env_args=(env -u LD_PRELOAD)
     [ "$preload" != "-" ] && env_args=(env "LD_PRELOAD=$preload")
-    if ! "${env_args[@]}" valgrind --tool=callgrind -q --callgrind-out-file="$out" \
+    # shellcheck disable=SC2206 # settings are space-separated NAME=value words
+    env_args+=($SETTINGS)
+    if ! "${env_args[@]}" valgrind --tool=callgrind -q --collect-bus=yes --callgrind-out-file="$out" \
             "$PAIR" "$@" >"$log" 2>&1 || ! grep -q '^ok pair ' "$log"; then
         echo "callgrind_pair.sh: FAILED: $alloc: pair $*: $(grep -v '^ok' "$log" | head -3)" >&2
         echo NA; return
     fi
-    total="$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out" | head -1)"
-    [ -n "$total" ] || total="$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out" | head -1)"
+    # The events line names the columns of the summary line ("events: Ir Ge").
+    total="$(awk -v want="$EVENT" '/^events:/ { for (i = 2; i <= NF; i++) if ($i == want) col = i }
+        /^(summary|totals):/ && col { print $col; exit }' "$out")"
     echo "${total:-NA}"
 }
 
@@ -99,32 +107,32 @@ per_iter() {
     a="$(ir "$alloc" "$preload" "$tag.n1" "$size" "$N" "$@" ${HOLD[@]+"${HOLD[@]}"})"
     b="$(ir "$alloc" "$preload" "$tag.n2" "$size" "$((2 * N))" "$@" ${HOLD[@]+"${HOLD[@]}"})"
     if [ "$a" = NA ] || [ "$b" = NA ]; then echo NA; return; fi
-    awk -v a="$a" -v b="$b" -v n="$N" 'BEGIN { printf "%.2f", (b - a) / n }'
+    awk -v a="$a" -v b="$b" -v n="$N" 'BEGIN { v = (b - a) / n; printf "%.2f", v == 0 ? 0 : v }'
 }
 
-printf 'instructions per malloc+free pair (callgrind Ir; (Ir(2N)-Ir(N))/N minus the baseline loop; N=%s%s)\n' \
+printf '%s per malloc+free pair (callgrind %s; (%s(2N)-%s(N))/N minus the baseline loop; N=%s%s)\n' \
+    "$([ "$EVENT" = Ge ] && echo "atomic instructions" || echo instructions)" "$EVENT" "$EVENT" "$EVENT" \
     "$N" "${HOLD[@]+, --hold: one block of the size kept live}"
 printf 'allocators: %s\n\n' "$(printf '%s\n' "${FOUND[@]}" | cut -f1 | paste -sd, - | sed 's/,/, /g')"
-header="$(printf '%-9s %9s' allocator "baseline")"
+header="$(printf '%-15s %9s' allocator "baseline")"
 for s in $SIZES; do header+="$(printf ' %8s' "$s")"; done
 echo "$header"
 printf '%s\n' "$(printf '%*s' "${#header}" '' | tr ' ' -)"
 
 for line in "${FOUND[@]}"; do
-    alloc="${line%%$'\t'*}"
-    preload="${line#*$'\t'}"
+    IFS=$'\t' read -r alloc preload SETTINGS <<<"$line"
     if ! preload_ok "$preload"; then
         echo "callgrind_pair.sh: $alloc: LD_PRELOAD=$preload whichmalloc probe failed, or malloc/free do not resolve into it; skipped" >&2
         continue
     fi
     base="$(per_iter "$alloc" "$preload" base 16 --baseline)"
-    row="$(printf '%-9s %9s' "$alloc" "$base")"
+    row="$(printf '%-15s %9s' "$alloc" "$base")"
     for s in $SIZES; do
         it="$(per_iter "$alloc" "$preload" "s$s" "$s")"
         if [ "$it" = NA ] || [ "$base" = NA ]; then
             row+="$(printf ' %8s' FAILED)"
         else
-            row+="$(awk -v x="$it" -v b="$base" 'BEGIN { printf " %8.1f", x - b }')"
+            row+="$(awk -v x="$it" -v b="$base" 'BEGIN { v = x - b; printf " %8.1f", v == 0 ? 0 : v }')"
         fi
     done
     echo "$row"

@@ -164,10 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     for m in missing:
         log(m + ("" if args.alloc else "; going on without it"))
         notes.append(m)
-    if args.list_allocs:
-        for a in peers:
-            print(f"{a.name}\t{a.preload or '-'}")
-        return 0 if peers else 1
+    if args.list_allocs:  # name, preload, settings: for bench/callgrind_pair.sh
+        labs = [al.lab_allocator(n, os.path.abspath(args.fitalloc)) for n in lab_names]
+        for a in peers + labs:
+            print(f"{a.name}\t{a.preload or '-'}\t{a.env_text}")
+        return 0 if peers or labs else 1
 
     try:
         build(build_dir, args.cc)

@@ -27,50 +27,6 @@ static uint64_t rng(void)
     return mix64(rng_state++);
 }
 
-static void die(const char *what, uint64_t tag, size_t n, size_t off)
-{
-    fprintf(stderr, "churn: CORRUPTION: %s (tag %016llx, size %zu, offset %zu)\n", what,
-            (unsigned long long)tag, n, off);
-    exit(1);
-}
-
-/* Header (tag, size^mix(tag)) at offset 0, a word every 64 bytes from 16,
- * and the last 8 bytes. Words never overlap. */
-static void fill_block(unsigned char *p, size_t n, uint64_t tag)
-{
-    uint64_t h[2] = {tag, n ^ mix64(tag)};
-    memcpy(p, h, 16);
-    for (size_t off = 16; off + 16 <= n; off += 64) {
-        uint64_t v = mix64(tag + off);
-        memcpy(p + off, &v, 8);
-    }
-    if (n >= 24) {
-        uint64_t v = ~mix64(tag ^ n);
-        memcpy(p + n - 8, &v, 8);
-    }
-}
-
-static uint64_t check_block(const unsigned char *p, size_t n, uint64_t tag)
-{
-    uint64_t h[2];
-    memcpy(h, p, 16);
-    if (h[0] != tag || h[1] != (n ^ mix64(tag)))
-        die("header", tag, n, 0);
-    for (size_t off = 16; off + 16 <= n; off += 64) {
-        uint64_t v;
-        memcpy(&v, p + off, 8);
-        if (v != mix64(tag + off))
-            die("body", tag, n, off);
-    }
-    if (n >= 24) {
-        uint64_t v;
-        memcpy(&v, p + n - 8, 8);
-        if (v != ~mix64(tag ^ n))
-            die("tail", tag, n, n - 8);
-    }
-    return mix64(tag ^ (n << 1));
-}
-
 /* 16..1024, band [16,32] with p=1/2, (32,64] 1/4, ... (512,1024] 1/32 (+rest). */
 static size_t rand_size(void)
 {
@@ -99,7 +55,7 @@ int main(int argc, char **argv)
         uint64_t r = rng();
         struct slot *sl = &s[r % SLOTS];
         if (sl->p) {
-            sum += check_block(sl->p, sl->n, sl->tag);
+            sum += block_check(sl->p, sl->n, sl->tag);
             free(sl->p);
         }
         size_t n = rand_size();
@@ -112,7 +68,7 @@ int main(int argc, char **argv)
             }
             for (size_t k = 0; k < n; k++)
                 if (p[k])
-                    die("calloc not zeroed", 0, n, k);
+                    corruption("calloc not zeroed", 0, n, k);
         } else {
             p = malloc(n);
             if (!p) {
@@ -127,11 +83,11 @@ int main(int argc, char **argv)
         sl->p = p;
         sl->n = n;
         sl->tag = mix64(next_tag++);
-        fill_block(p, n, sl->tag);
+        block_fill(p, n, sl->tag);
     }
     for (int i = 0; i < SLOTS; i++)
         if (s[i].p) {
-            sum += check_block(s[i].p, s[i].n, s[i].tag);
+            sum += block_check(s[i].p, s[i].n, s[i].tag);
             free(s[i].p);
         }
     printf("ok churn %016llx\n", (unsigned long long)sum);

@@ -30,13 +30,6 @@ static uint64_t rng(void)
     return mix64(rng_state++);
 }
 
-static void die(const char *what, uint64_t tag, size_t n, size_t off)
-{
-    fprintf(stderr, "large: CORRUPTION: %s (tag %016llx, size %zu, offset %zu)\n", what,
-            (unsigned long long)tag, n, off);
-    exit(1);
-}
-
 /* Roughly log-uniform in [MIN_SIZE, MAX_SIZE]: a random octave (64 KiB..8 MiB
  * doubling), then uniform inside it. */
 static size_t rand_size(void)
@@ -62,11 +55,11 @@ static uint64_t check_block(const unsigned char *p, size_t n, uint64_t tag)
     for (size_t off = 0; off + 8 <= n - 8; off += PAGE) {
         memcpy(&v, p + off, 8);
         if (v != (tag ^ mix64(off)))
-            die("page word", tag, n, off);
+            corruption("page word", tag, n, off);
     }
     memcpy(&v, p + n - 8, 8);
     if (v != ~tag)
-        die("tail", tag, n, n - 8);
+        corruption("tail", tag, n, n - 8);
     return mix64(tag + n);
 }
 

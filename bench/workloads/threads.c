@@ -27,48 +27,6 @@
 #define HANDOFF_ONE_IN 32
 #define DRAIN_EVERY 256
 
-static void die(const char *what, uint64_t tag, size_t n, size_t off)
-{
-    fprintf(stderr, "threads: CORRUPTION: %s (tag %016llx, size %zu, offset %zu)\n", what,
-            (unsigned long long)tag, n, off);
-    exit(1);
-}
-
-static void fill_block(unsigned char *p, size_t n, uint64_t tag)
-{
-    uint64_t h[2] = {tag, n ^ mix64(tag)};
-    memcpy(p, h, 16);
-    for (size_t off = 16; off + 16 <= n; off += 64) {
-        uint64_t v = mix64(tag + off);
-        memcpy(p + off, &v, 8);
-    }
-    if (n >= 24) {
-        uint64_t v = ~mix64(tag ^ n);
-        memcpy(p + n - 8, &v, 8);
-    }
-}
-
-static uint64_t check_block(const unsigned char *p, size_t n, uint64_t tag)
-{
-    uint64_t h[2];
-    memcpy(h, p, 16);
-    if (h[0] != tag || h[1] != (n ^ mix64(tag)))
-        die("header", tag, n, 0);
-    for (size_t off = 16; off + 16 <= n; off += 64) {
-        uint64_t v;
-        memcpy(&v, p + off, 8);
-        if (v != mix64(tag + off))
-            die("body", tag, n, off);
-    }
-    if (n >= 24) {
-        uint64_t v;
-        memcpy(&v, p + n - 8, 8);
-        if (v != ~mix64(tag ^ n))
-            die("tail", tag, n, n - 8);
-    }
-    return mix64(tag ^ (n << 1));
-}
-
 struct block {
     unsigned char *p;
     size_t n;
@@ -118,7 +76,7 @@ static uint64_t drain(int id)
     pthread_mutex_unlock(&mb->m);
     uint64_t sum = 0;
     for (int i = 0; i < n; i++) {
-        sum += check_block(local[i].p, local[i].n, local[i].tag);
+        sum += block_check(local[i].p, local[i].n, local[i].tag);
         free(local[i].p);
     }
     return sum;
@@ -144,7 +102,7 @@ static void *run(void *arg)
                 pthread_mutex_unlock(&mb->m);
             }
             if (!handed) {
-                sum += check_block(b->p, b->n, b->tag);
+                sum += block_check(b->p, b->n, b->tag);
                 free(b->p);
             }
         }
@@ -161,7 +119,7 @@ static void *run(void *arg)
         b->p = p;
         b->n = n;
         b->tag = mix64(((uint64_t)w->id << 56) ^ w->next_tag++);
-        fill_block(p, n, b->tag);
+        block_fill(p, n, b->tag);
         if ((i % DRAIN_EVERY) == DRAIN_EVERY - 1)
             sum += drain(w->id);
     }
@@ -201,7 +159,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < SLOTS; i++) {
             struct block *b = &workers[t].slot[i];
             if (b->p) {
-                sum += check_block(b->p, b->n, b->tag);
+                sum += block_check(b->p, b->n, b->tag);
                 free(b->p);
             }
         }

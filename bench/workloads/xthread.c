@@ -23,48 +23,6 @@
 #define BATCH 1024
 #define RING 8
 
-static void die(const char *what, uint64_t tag, size_t n, size_t off)
-{
-    fprintf(stderr, "xthread: CORRUPTION: %s (tag %016llx, size %zu, offset %zu)\n", what,
-            (unsigned long long)tag, n, off);
-    exit(1);
-}
-
-static void fill_block(unsigned char *p, size_t n, uint64_t tag)
-{
-    uint64_t h[2] = {tag, n ^ mix64(tag)};
-    memcpy(p, h, 16);
-    for (size_t off = 16; off + 16 <= n; off += 64) {
-        uint64_t v = mix64(tag + off);
-        memcpy(p + off, &v, 8);
-    }
-    if (n >= 24) {
-        uint64_t v = ~mix64(tag ^ n);
-        memcpy(p + n - 8, &v, 8);
-    }
-}
-
-static uint64_t check_block(const unsigned char *p, size_t n, uint64_t tag)
-{
-    uint64_t h[2];
-    memcpy(h, p, 16);
-    if (h[0] != tag || h[1] != (n ^ mix64(tag)))
-        die("header", tag, n, 0);
-    for (size_t off = 16; off + 16 <= n; off += 64) {
-        uint64_t v;
-        memcpy(&v, p + off, 8);
-        if (v != mix64(tag + off))
-            die("body", tag, n, off);
-    }
-    if (n >= 24) {
-        uint64_t v;
-        memcpy(&v, p + n - 8, 8);
-        if (v != ~mix64(tag ^ n))
-            die("tail", tag, n, n - 8);
-    }
-    return mix64(tag ^ (n << 1));
-}
-
 struct batch {
     uint64_t first_seq;
     unsigned char *p[BATCH];
@@ -112,7 +70,7 @@ static void *producer(void *arg)
                 fprintf(stderr, "xthread: %p not 16-byte aligned\n", (void *)p);
                 exit(1);
             }
-            fill_block(p, n, tag);
+            block_fill(p, n, tag);
             bt->p[i] = p;
         }
         pthread_mutex_lock(&pr->m);
@@ -146,7 +104,7 @@ static void *consumer(void *arg)
         }
         for (int i = 0; i < BATCH; i++) {
             uint64_t tag = tag_of(pr->id, bt->first_seq + i);
-            sum += check_block(bt->p[i], size_of(tag), tag);
+            sum += block_check(bt->p[i], size_of(tag), tag);
             free(bt->p[i]);
         }
         free(bt);

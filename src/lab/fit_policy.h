@@ -75,6 +75,24 @@ void _fa_index_addr_list_visit(struct fa_classic_heap *h, void (*fn)(uintptr_t b
                                void *arg);
 void _fa_index_addr_list_check(struct fa_classic_heap *h);
 
+/* The index entries of a policy table, for the policies that use a shared index unchanged:
+ * e.g. {.name = "first", FA_ADDR_TREE_INDEX, .find = find_tree}. */
+#define FA_ADDR_TREE_INDEX                                                                         \
+    .init = _fa_index_addr_tree_init, .insert = _fa_index_addr_tree_insert,                        \
+    .remove = _fa_index_addr_tree_remove, .resized = _fa_index_addr_tree_resized,                  \
+    .replace = _fa_index_addr_tree_replace, .visit = _fa_index_tree_visit,                         \
+    .check = _fa_index_tree_check
+#define FA_SIZE_TREE_INDEX                                                                         \
+    .init = _fa_index_size_tree_init, .insert = _fa_index_size_tree_insert,                        \
+    .remove = _fa_index_size_tree_remove, .resized = _fa_index_size_tree_resized,                  \
+    .replace = _fa_index_size_tree_replace, .visit = _fa_index_tree_visit,                         \
+    .check = _fa_index_tree_check
+#define FA_ADDR_LIST_INDEX                                                                         \
+    .init = _fa_index_addr_list_init, .insert = _fa_index_addr_list_insert,                        \
+    .remove = _fa_index_addr_list_remove, .resized = _fa_index_addr_list_resized,                  \
+    .replace = _fa_index_addr_list_replace, .visit = _fa_index_addr_list_visit,                    \
+    .check = _fa_index_addr_list_check
+
 /* policy_best.c: best fit over an address-ordered list (also segregated fit's larger blocks). */
 struct fa_addr_list;
 uintptr_t _fa_best_fit_in_list(const struct fa_addr_list *list, size_t size);

@@ -18,24 +18,12 @@ static uintptr_t find_list(fa_classic_heap *h, size_t size)
 
 const struct fa_fit_policy _fa_policy_first_tree = {
     .name = "first",
-    .init = _fa_index_addr_tree_init,
-    .insert = _fa_index_addr_tree_insert,
-    .remove = _fa_index_addr_tree_remove,
-    .resized = _fa_index_addr_tree_resized,
-    .replace = _fa_index_addr_tree_replace,
+    FA_ADDR_TREE_INDEX,
     .find = find_tree,
-    .visit = _fa_index_tree_visit,
-    .check = _fa_index_tree_check,
 };
 
 const struct fa_fit_policy _fa_policy_first_list = {
     .name = "first",
-    .init = _fa_index_addr_list_init,
-    .insert = _fa_index_addr_list_insert,
-    .remove = _fa_index_addr_list_remove,
-    .resized = _fa_index_addr_list_resized,
-    .replace = _fa_index_addr_list_replace,
+    FA_ADDR_LIST_INDEX,
     .find = find_list,
-    .visit = _fa_index_addr_list_visit,
-    .check = _fa_index_addr_list_check,
 };

@@ -37,24 +37,12 @@ found:
 
 const struct fa_fit_policy _fa_policy_next_tree = {
     .name = "next",
-    .init = _fa_index_addr_tree_init,
-    .insert = _fa_index_addr_tree_insert,
-    .remove = _fa_index_addr_tree_remove,
-    .resized = _fa_index_addr_tree_resized,
-    .replace = _fa_index_addr_tree_replace,
+    FA_ADDR_TREE_INDEX,
     .find = find_tree,
-    .visit = _fa_index_tree_visit,
-    .check = _fa_index_tree_check,
 };
 
 const struct fa_fit_policy _fa_policy_next_list = {
     .name = "next",
-    .init = _fa_index_addr_list_init,
-    .insert = _fa_index_addr_list_insert,
-    .remove = _fa_index_addr_list_remove,
-    .resized = _fa_index_addr_list_resized,
-    .replace = _fa_index_addr_list_replace,
+    FA_ADDR_LIST_INDEX,
     .find = find_list,
-    .visit = _fa_index_addr_list_visit,
-    .check = _fa_index_addr_list_check,
 };

@@ -1,9 +1,13 @@
 /* Tags written into blocks and checked before they are freed, so that a workload notices when
- * an allocator hands out overlapping or clobbered memory. */
+ * an allocator hands out overlapping or clobbered memory. (Needs _GNU_SOURCE, for
+ * program_invocation_short_name.) */
 #ifndef BENCH_PATTERN_H
 #define BENCH_PATTERN_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline uint64_t mix64(uint64_t z)
@@ -39,6 +43,54 @@ static inline int tag_ok(const void *p, size_t n, uint64_t tag)
         return got == ~tag;
     }
     return 1;
+}
+
+/* A check failed: say where (the workload's name comes from argv[0]) and exit 1, which the
+ * bench reports as FAILED. */
+static inline void corruption(const char *what, uint64_t tag, size_t n, size_t off)
+{
+    fprintf(stderr, "%s: CORRUPTION: %s (tag %016llx, size %zu, offset %zu)\n",
+            program_invocation_short_name, what, (unsigned long long)tag, n, off);
+    exit(1);
+}
+
+/* A denser pattern for the stress shapes: a header (tag, size ^ mix(tag)) at offset 0, a word
+ * every 64 bytes from offset 16, and the last 8 bytes. The words never overlap. */
+static inline void block_fill(unsigned char *p, size_t n, uint64_t tag)
+{
+    uint64_t h[2] = {tag, n ^ mix64(tag)};
+    memcpy(p, h, 16);
+    for (size_t off = 16; off + 16 <= n; off += 64) {
+        uint64_t v = mix64(tag + off);
+        memcpy(p + off, &v, 8);
+    }
+    if (n >= 24) {
+        uint64_t v = ~mix64(tag ^ n);
+        memcpy(p + n - 8, &v, 8);
+    }
+}
+
+/* Checks what block_fill wrote (exits through corruption() if anything changed); returns a
+ * value for the workload's checksum. */
+static inline uint64_t block_check(const unsigned char *p, size_t n, uint64_t tag)
+{
+    uint64_t h[2];
+    memcpy(h, p, 16);
+    if (h[0] != tag || h[1] != (n ^ mix64(tag)))
+        corruption("header", tag, n, 0);
+    for (size_t off = 16; off + 16 <= n; off += 64) {
+        uint64_t v;
+        memcpy(&v, p + off, 8);
+        if (v != mix64(tag + off))
+            corruption("body", tag, n, off);
+    }
+    if (n >= 24) {
+        uint64_t v;
+        memcpy(&v, p + n - 8, 8);
+        if (v != ~mix64(tag ^ n))
+            corruption("tail", tag, n, n - 8);
+    }
+    return mix64(tag ^ (n << 1));
 }
 
 #endif
