@@ -209,20 +209,29 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
 {
     collect_notified(heap);
     fa_page_queue_t *q = &heap->queues[bin];
+    fa_page_t *page;
     for (;;) {
-        fa_page_t *page;
         while ((page = q->head)) {
             _fa_page_collect(page);
             if (page->free || _fa_page_extend(page))
                 return page;
             move_to_full(heap, page);
         }
+        /* A free page of our own segments first; then one abandoned segment (its live pages
+         * join our queues, its free pages become ours); a new segment last. Adopting only
+         * when a new segment is the alternative leaves abandoned segments to the threads
+         * that need them: a heap that adopted greedily would hoard them (with their dirty
+         * pages), and each new thread would map a new segment. */
+        page = _fa_page_from_segments(heap, bin);
+        if (page)
+            break;
         fa_segment_t *seg = _fa_segment_pop_abandoned();
         if (!seg)
             break;
         _fa_heap_adopt_pages(heap, seg);
     }
-    fa_page_t *page = _fa_page_fresh(heap, bin);
+    if (!page)
+        page = _fa_page_new_segment(heap, bin);
     if (!page)
         return NULL;
     _fa_page_extend(page);

@@ -46,7 +46,8 @@ long long _fa_option_by_name(const char *name);
 extern uint8_t _fa_segmap[FA_SEGMAP_SIZE];
 extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap pool */
 void _fa_segmap_set(uintptr_t start, size_t size, uint8_t first, uint8_t rest);
-fa_page_t *_fa_page_fresh(fa_heap_t *heap, size_t bin);
+fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin); /* a free page it owns */
+fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin);   /* from the cache or the OS */
 void _fa_page_release(fa_page_t *page);
 void _fa_segment_release(fa_segment_t *seg);
 fa_segment_t *_fa_segment_pop_abandoned(void);

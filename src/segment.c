@@ -173,28 +173,35 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
     return NULL;
 }
 
-fa_page_t *_fa_page_fresh(fa_heap_t *heap, size_t bin)
+fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin)
 {
     int kind = bin < FA_SMALL_BINS ? FA_SEG_SMALL : FA_SEG_MEDIUM;
     fa_page_t *page = NULL;
-    /* Reuse memory we already hold (DIRTY) before touching new memory (CLEAN). */
+    /* Reuse memory we already touched (DIRTY) before touching new memory (CLEAN). */
     for (uint8_t want = FA_PAGE_DIRTY; !page && want != FA_PAGE_USED;
          want = want == FA_PAGE_DIRTY ? FA_PAGE_CLEAN : FA_PAGE_USED)
         for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
             if (seg->used_pages < seg->page_count)
                 page = segment_take_page(seg, want);
-    if (!page) {
-        fa_segment_t *seg = segment_new(kind);
-        if (!seg)
-            return NULL;
-        seg->heap = heap;
-        list_push(&heap->segments[kind], seg);
-        page = segment_take_page(seg, FA_PAGE_DIRTY);
-        if (!page)
-            page = segment_take_page(seg, FA_PAGE_CLEAN);
-        if (!page)
-            return NULL;
-    }
+    if (page)
+        _fa_page_init(page, heap, bin);
+    return page;
+}
+
+fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
+{
+    int kind = bin < FA_SMALL_BINS ? FA_SEG_SMALL : FA_SEG_MEDIUM;
+    fa_segment_t *seg = segment_new(kind);
+    if (!seg)
+        return NULL;
+    seg->heap = heap;
+    list_push(&heap->segments[kind], seg);
+    /* A cached segment has DIRTY pages; a new or cold one only CLEAN ones. */
+    fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
+    if (!page)
+        page = segment_take_page(seg, FA_PAGE_CLEAN);
+    if (!page)
+        return NULL;
     _fa_page_init(page, heap, bin);
     return page;
 }
