@@ -217,15 +217,15 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 return page;
             move_to_full(heap, page);
         }
-        /* A free page of our own segments first; then one abandoned segment (its live pages
-         * join our queues, its free pages become ours); a new segment last. Adopting only
-         * when a new segment is the alternative leaves abandoned segments to the threads
-         * that need them: a heap that adopted greedily would hoard them (with their dirty
-         * pages), and each new thread would map a new segment. */
+        /* A free page of our own segments first; then one abandoned segment of the right
+         * kind (its live pages join our queues, its free pages become ours); a new segment
+         * last. Adopting only when a new segment is the alternative leaves abandoned segments
+         * to the threads that need them: a heap that adopted greedily would hoard them (with
+         * their dirty pages), and each new thread would map a new segment. */
         page = _fa_page_from_segments(heap, bin);
         if (page)
             break;
-        fa_segment_t *seg = _fa_segment_pop_abandoned();
+        fa_segment_t *seg = _fa_segment_pop_abandoned(fa_bin_kind(bin));
         if (!seg)
             break;
         _fa_heap_adopt_pages(heap, seg);

@@ -9,7 +9,8 @@
 
 #define FA_OS_PAGE 4096
 
-/* Map size bytes (read/write, private, anonymous) aligned to align (a power of two); NULL on failure. */
+/* Map size bytes (read/write, private, anonymous) aligned to align (a power of two); NULL on
+ * failure. */
 void *_fa_os_map_aligned(size_t size, size_t align);
 /* Reserve address space only (no access, no memory), aligned to align; NULL on failure. */
 void *_fa_os_reserve(size_t size, size_t align);

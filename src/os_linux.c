@@ -186,7 +186,8 @@ int _fa_os_pid(void)
 
 void _fa_os_abort(void)
 {
-    /* abort() may flush stdio, which may call malloc on a corrupt heap: raise the signal directly. */
+    /* abort() may flush stdio, which may call malloc on a corrupt heap: raise the signal
+     * directly. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGABRT);

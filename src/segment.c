@@ -2,9 +2,10 @@
  *
  * A segment is in exactly one place: a heap's list (owned), the abandoned list (its thread
  * exited with live blocks in it), the cache (empty, kept for reuse until the purge delay ends)
- * or the cold list (empty, memory handed back; small and medium segments are never unmapped). Every small and medium segment is also on the registry, which the purger walks to
- * hand free pages back to the OS; the registry, the cache and the abandoned list are guarded
- * by _fa_global_lock. Pages change state with compare-and-swap, so the owner and the purger
+ * or the cold list (empty, memory handed back; small and medium segments are never
+ * unmapped). Every small and medium segment is also on the registry, which the purger walks
+ * to hand free pages back to the OS; the registry, the cache and the abandoned list are
+ * guarded by _fa_global_lock. Pages change state with compare-and-swap, so the owner and the purger
  * never both touch a free page (see enum fa_page_state).
  */
 #include <string.h>
@@ -175,7 +176,7 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
 
 fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin)
 {
-    int kind = bin < FA_SMALL_BINS ? FA_SEG_SMALL : FA_SEG_MEDIUM;
+    int kind = fa_bin_kind(bin);
     fa_page_t *page = NULL;
     /* Reuse memory we already touched (DIRTY) before touching new memory (CLEAN). */
     for (uint8_t want = FA_PAGE_DIRTY; !page && want != FA_PAGE_USED;
@@ -190,7 +191,7 @@ fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin)
 
 fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
 {
-    int kind = bin < FA_SMALL_BINS ? FA_SEG_SMALL : FA_SEG_MEDIUM;
+    int kind = fa_bin_kind(bin);
     fa_segment_t *seg = segment_new(kind);
     if (!seg)
         return NULL;
@@ -255,12 +256,14 @@ void _fa_segment_abandon(fa_segment_t *seg)
     _fa_purge_kick();
 }
 
-fa_segment_t *_fa_segment_pop_abandoned(void)
+fa_segment_t *_fa_segment_pop_abandoned(int kind)
 {
     if (!__atomic_load_n(&abandoned_count, __ATOMIC_RELAXED))
         return NULL;
     fa_mutex_lock(&_fa_global_lock);
     fa_segment_t *seg = abandoned;
+    while (seg && seg->kind != kind)
+        seg = seg->next;
     if (seg) {
         list_remove(&abandoned, seg);
         __atomic_sub_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);

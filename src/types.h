@@ -50,6 +50,12 @@ enum fa_map_entry {
 
 enum fa_segment_kind { FA_SEG_SMALL, FA_SEG_MEDIUM, FA_SEG_LARGE, FA_SEG_KINDS };
 
+/* The kind of segment whose pages serve a size class. */
+static inline int fa_bin_kind(size_t bin)
+{
+    return bin < FA_SMALL_BINS ? FA_SEG_SMALL : FA_SEG_MEDIUM;
+}
+
 /* Page life cycle, changed only with compare-and-swap because the purger races the owner. */
 enum fa_page_state {
     FA_PAGE_CLEAN = 0, /* free, never touched or purged: reads as zero, costs no memory */
