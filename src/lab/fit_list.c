@@ -5,6 +5,17 @@
 
 #include "../internal.h"
 
+/* Take n out of the doubly linked list that starts at *head. */
+static void unlink_node(struct fa_list_node **head, struct fa_list_node *n)
+{
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        *head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+}
+
 /* The next-fit rover node must stay "the first node at or after the rover address". */
 static void rover_consider(struct fa_addr_list *l, struct fa_list_node *n, uintptr_t rover_addr)
 {
@@ -35,12 +46,7 @@ void _fa_addr_list_insert(struct fa_addr_list *l, uintptr_t block, uintptr_t rov
 void _fa_addr_list_remove(struct fa_addr_list *l, uintptr_t block)
 {
     struct fa_list_node *n = fa_list_node_of(block);
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        l->head = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
+    unlink_node(&l->head, n);
     if (l->rover == n)
         l->rover = n->next; /* the next node is the first one after the rover address now */
     l->count--;
@@ -113,12 +119,7 @@ void _fa_lifo_push(struct fa_lifo_list *l, uintptr_t block)
 void _fa_lifo_remove(struct fa_lifo_list *l, uintptr_t block)
 {
     struct fa_list_node *n = fa_list_node_of(block);
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        l->head = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
+    unlink_node(&l->head, n);
     l->count--;
 }
 

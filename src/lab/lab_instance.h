@@ -157,6 +157,12 @@ void _fa_lock_slots_fork_prepare(struct fa_lab *lab);
 void _fa_lock_slots_fork_parent(struct fa_lab *lab);
 void _fa_lock_slots_fork_child(struct fa_lab *lab);
 void _fa_lock_none_thread_exit(struct fa_lab *lab);
+/* Their entries in a lock-ops table: {.name = "global", .alloc = ..., FA_LOCK_SLOTS_OPS}. */
+#define FA_LOCK_SLOTS_OPS                                                                          \
+    .free = _fa_lock_slot_free, .resize = _fa_lock_slot_resize,                                    \
+    .thread_exit = _fa_lock_none_thread_exit, .visit = _fa_lock_slots_visit,                       \
+    .fork_prepare = _fa_lock_slots_fork_prepare, .fork_parent = _fa_lock_slots_fork_parent,        \
+    .fork_child = _fa_lock_slots_fork_child
 
 /* lab_stats.c */
 #define FA_LAB_HIST_EXACT 256                     /* bins of 16 bytes: payloads 0, 16, ..., 4080 */

@@ -52,11 +52,5 @@ static void *arenas_alloc(struct fa_lab *lab, size_t alignment, size_t n)
 const struct fa_lab_lock_ops _fa_lock_arenas_ops = {
     .name = "arenas",
     .alloc = arenas_alloc,
-    .free = _fa_lock_slot_free,
-    .resize = _fa_lock_slot_resize,
-    .thread_exit = _fa_lock_none_thread_exit,
-    .visit = _fa_lock_slots_visit,
-    .fork_prepare = _fa_lock_slots_fork_prepare,
-    .fork_parent = _fa_lock_slots_fork_parent,
-    .fork_child = _fa_lock_slots_fork_child,
+    FA_LOCK_SLOTS_OPS,
 };
