@@ -14,7 +14,7 @@ static void *lab_malloc(size_t n)
     return _fa_lab_malloc(n);
 }
 
-void *_fa_malloc_generic(fa_heap_t *heap, size_t n)
+void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
 {
     if (fa_unlikely(heap == &_fa_heap_empty)) {
         _fa_process_init();

@@ -1,12 +1,23 @@
 /* The inline malloc and free fast paths.
  *
- * Budget (x86-64, gcc -O2, counted with callgrind): malloc about 10 instructions and free
- * about 16 when the block is the thread's own; everything else goes out of line.
+ * Budget (x86-64, gcc -O2, counted with callgrind, bench/callgrind_pair.sh): malloc 14
+ * instructions and free 27 when the block is the thread's own, returns included; everything
+ * else goes out of line.
  */
 #ifndef FA_FASTPATH_H
 #define FA_FASTPATH_H
 
 #include "internal.h"
+
+/* Empty asm statements that only steer gcc's register choice, one instruction each on these
+ * paths: malloc builds the block in the return register (else it ends with a move), and free
+ * keeps one page pointer (else it keeps the segment and the offset and adds them twice). */
+#if defined(__x86_64__)
+#define FA_IN_RETURN_REGISTER(x) __asm__("" : "+a"(x))
+#else
+#define FA_IN_RETURN_REGISTER(x) ((void)0)
+#endif
+#define FA_MATERIALIZE(x) __asm__("" : "+r"(x))
 
 static inline void *fa_malloc_inline(size_t n)
 {
@@ -17,10 +28,11 @@ static inline void *fa_malloc_inline(size_t n)
         if (fa_likely(block != NULL)) {
             page->free = block->next;
             page->used++;
+            FA_IN_RETURN_REGISTER(block);
             return block;
         }
     }
-    return _fa_malloc_generic(heap, n);
+    return _fa_malloc_generic(n, heap);
 }
 
 /* Bits that must be clear in a pointer we may have returned: above the 47-bit user address
@@ -38,6 +50,7 @@ static inline void fa_free_inline(void *p)
                       entry = __atomic_load_n(&_fa_segmap[a >> FA_SEG_SHIFT], __ATOMIC_RELAXED)))) {
         fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
         fa_page_t *page = &seg->pages[(a & FA_SEG_MASK) >> entry];
+        FA_MATERIALIZE(page);
         if (fa_likely(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == (uintptr_t)_fa_heap_tls)) {
             fa_block_t *block = p;
             block->next = page->free;
@@ -47,7 +60,7 @@ static inline void fa_free_inline(void *p)
                 _fa_page_emptied(page);
             return;
         }
-        _fa_free_in_page(seg, page, p); /* another thread's page, a full page, a large block */
+        _fa_free_in_page(p, seg, page); /* another thread's page, a full page, a large block */
         return;
     }
     _fa_free_slow(p);

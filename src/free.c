@@ -43,7 +43,7 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
 
 /* p lies in seg's page `page` (found by the fast path) but is not a local free into a page
  * with free blocks: validate it, then free it remotely, into our full page, or as a large block. */
-void _fa_free_in_page(fa_segment_t *seg, fa_page_t *page, void *p)
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page)
 {
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
@@ -91,7 +91,7 @@ void _fa_free_slow(void *p)
         _fa_large_free(seg);
         return;
     }
-    _fa_free_in_page(seg, page, p);
+    _fa_free_in_page(p, seg, page);
 }
 
 FA_API void fa_free(void *p)

@@ -79,7 +79,7 @@ void _fa_heap_watch_thread_exit(void);
 void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
 /* alloc.c */
-void *_fa_malloc_generic(fa_heap_t *heap, size_t n);
+void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
 size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out);
 
 /* alloc_aligned.c */
@@ -87,7 +87,7 @@ void *_fa_malloc_aligned(size_t alignment, size_t n);
 
 /* free.c */
 void _fa_free_slow(void *p);
-void _fa_free_in_page(fa_segment_t *seg, fa_page_t *page, void *p);
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page);
 void _fa_page_emptied(fa_page_t *page);
 __attribute__((noreturn, cold)) void _fa_invalid_pointer(const char *caller, const void *p);
 
