@@ -34,6 +34,14 @@ LAB_CONFIGS: dict[str, tuple[str, dict[str, str]]] = {
     "lab-next": ("next fit, one global lock", {"FITALLOC_POLICY": "next", **_GLOBAL}),
     "lab-best": ("best fit, one global lock", {"FITALLOC_POLICY": "best", **_GLOBAL}),
     "lab-worst": ("worst fit, one global lock", {"FITALLOC_POLICY": "worst", **_GLOBAL}),
+    "lab-segregated": ("segregated fit (exact lists for small sizes, best fit above), one "
+                       "global lock", {"FITALLOC_POLICY": "segregated", **_GLOBAL}),
+    # The textbook linear free list instead of the O(log n) index: same blocks chosen, the
+    # classic studies' search cost.
+    "lab-first-list": ("first fit on the textbook linear list, one global lock",
+                       {"FITALLOC_POLICY": "first", "FITALLOC_LAB_INDEX": "list", **_GLOBAL}),
+    "lab-best-list": ("best fit on the textbook linear list, one global lock",
+                      {"FITALLOC_POLICY": "best", "FITALLOC_LAB_INDEX": "list", **_GLOBAL}),
     "lab-best-thread": ("best fit, a heap per thread",
                         {"FITALLOC_POLICY": "best", "FITALLOC_LOCK": "thread"}),
     "lab-best-arenas": ("best fit, arenas with their own locks",

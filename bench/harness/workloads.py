@@ -18,7 +18,8 @@ PROBES = {"pair"}  # built but not timed: bench/callgrind_pair.sh uses it
 
 # Lab configurations (see allocators.LAB_CONFIGS) that make sense for a workload.
 BEST_LOCKS = ("lab-best", "lab-best-thread", "lab-best-arenas")
-FIRST_BEST = ("lab-first", "lab-best")
+FITS = ("lab-first", "lab-best", "lab-segregated")
+FITS_AND_LISTS = FITS + ("lab-first-list", "lab-best-list")
 FOUR_FITS = ("lab-first", "lab-next", "lab-best", "lab-worst")
 ARENA_64K = ("lab-next64k-nomerge", "lab-seg64k", "lab-seg64k-nomerge")
 
@@ -64,11 +65,11 @@ REGISTRY = [
              study="ece650-ts", summary="ECE650 HW2: thread_test_measurement"),
     Workload("ece650-ts-tests", "ece650-ts", ("--test", "tests"), "classic", BEST_LOCKS,
              summary="ECE650 HW2: the three thread tests (overlap checks)"),
-    Workload("ece650-fit-equal", "ece650-fit", ("--test", "equal"), "classic", FIRST_BEST,
+    Workload("ece650-fit-equal", "ece650-fit", ("--test", "equal"), "classic", FITS,
              study="ece650-fit", summary="ECE650 HW1: equal_size_allocs"),
-    Workload("ece650-fit-small", "ece650-fit", ("--test", "small"), "classic", FIRST_BEST,
+    Workload("ece650-fit-small", "ece650-fit", ("--test", "small"), "classic", FITS_AND_LISTS,
              study="ece650-fit", summary="ECE650 HW1: small_range_rand_allocs"),
-    Workload("ece650-fit-large", "ece650-fit", ("--test", "large"), "classic", FIRST_BEST,
+    Workload("ece650-fit-large", "ece650-fit", ("--test", "large"), "classic", FITS,
              study="ece650-fit", summary="ECE650 HW1: large_range_rand_allocs"),
     Workload("cse3320", "cse3320", ("--variant", "portable"), "classic", FOUR_FITS,
              study="cse3320", summary="CSE3320 benchmark, first block 50 MB (portable)"),
