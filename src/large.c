@@ -128,7 +128,10 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     if (alignment < FA_ALIGN)
         alignment = FA_ALIGN;
     size_t offset = fa_align_up(FA_LARGE_HEADER, alignment);
-    size_t size = offset + n;
+    /* At least one byte: with n == 0 and an alignment of a whole page or more, the block would
+     * start where its mapping ends, which from 4 MiB up is the next chunk, maybe a segment's,
+     * and map_block would overwrite that chunk's entry in the segment map. */
+    size_t size = offset + (n ? n : 1);
     if (n > PTRDIFF_MAX || size < n || size > PTRDIFF_MAX) {
         errno = ENOMEM;
         return NULL;

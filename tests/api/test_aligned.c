@@ -242,8 +242,32 @@ static void test_valloc_pvalloc(void)
     CHECK_EQ(errno, ENOMEM);
 }
 
+/* Zero bytes at alignments from 4 MiB up: the block must still lie inside its own mapping (it
+ * once started where the mapping ended: the next 4 MiB chunk, perhaps another segment's). */
+static void test_zero_size_huge_alignment(void)
+{
+    for (size_t a = (size_t)4 << 20; a <= ((size_t)64 << 20); a *= 2) {
+        void *p = fa_aligned_alloc(a, 0);
+        CHECK_MSG(p != NULL, "fa_aligned_alloc(%zu, 0) failed", a);
+        CHECK_ALIGNED(p, a);
+        CHECK_MSG(fa_malloc_usable_size(p) >= 1, "aligned_alloc(%zu, 0): usable %zu", a,
+                  fa_malloc_usable_size(p));
+        *(volatile char *)p = 1; /* inside the mapping: no fault */
+        void *q = NULL;
+        CHECK_EQ(fa_posix_memalign(&q, a, 0), 0);
+        CHECK(fa_malloc_usable_size(q) >= 1);
+        fa_free(p);
+        fa_free(q);
+    }
+    /* The segment map is intact: a medium block is still recognised after all that. */
+    void *m = fa_malloc(50000);
+    CHECK(m != NULL && fa_malloc_usable_size(m) >= 50000);
+    fa_free(m);
+}
+
 int main(void)
 {
+    test_zero_size_huge_alignment();
     test_aligned_alloc();
     test_posix_memalign();
     test_memalign();
