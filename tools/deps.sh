@@ -3,7 +3,8 @@
 #   bash tools/deps.sh test|bench [--if-missing]
 #
 # test   what tools/test.sh needs (compilers, cmake, sanitizer runtimes, clang-format, valgrind,
-#        Python with matplotlib for the bench harness test, the peers for the override tests)
+#        clang with libFuzzer (libclang-rt-14-dev) for the fuzz tests, Python with matplotlib for
+#        the bench harness test, the peers for the override tests)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib
 #        and the peer allocators: jemalloc, tcmalloc, mimalloc; the bench runs without them)
 #
@@ -18,7 +19,8 @@ peers=(libjemalloc2 libgoogle-perftools4 libmimalloc2.0)
 case "${1:-}" in
 test)
     needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file
-        libasan8 libubsan1 libtsan2 clang-format valgrind python3 python3-matplotlib "${peers[@]}")
+        libasan8 libubsan1 libtsan2 clang-format clang-14 libclang-rt-14-dev valgrind python3
+        python3-matplotlib "${peers[@]}")
     wanted=()
     ;;
 bench)

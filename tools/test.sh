@@ -7,6 +7,7 @@
 #   (b) ASan+UBSan build in build-asan/    + ctest   (RelWithDebInfo)
 #   (c) TSan build in build-tsan/          + ctest   (RelWithDebInfo)
 #   (d) tools/check-format.sh
+#   (e) libFuzzer build in build-fuzz/     + the fuzz tests (clang-14 or $FUZZ_CC; fixed run counts)
 # --quick runs (a) only. Stops at the first failure. The last line is
 # "N passed, 0 failed" (", K skipped" is added when tests exited with 77).
 # FITALLOC_TEST_SIZE (smoke by default, or real) is passed to the tests.
@@ -20,7 +21,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) quick=1 ;;
     -h | --help)
-        sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -74,13 +75,18 @@ build() {
     cmake --build "$root/$dir" || die "building $dir failed"
 }
 
-# run_ctest <dir> [command prefix...]: run the tests and add up the counts.
+# run_ctest <dir> [command prefix...] [-- ctest arguments...]: run the tests and add up the counts.
 run_ctest() {
     local dir=$1
     shift
-    local log="$root/$dir/ctest.log" rc=0
-    "$@" ctest --test-dir "$root/$dir" --output-on-failure -j2 --no-tests=error 2>&1 |
-        tee "$log" || rc=$?
+    local log="$root/$dir/ctest.log" rc=0 prefix=() args=()
+    while (($#)) && [[ "$1" != -- ]]; do
+        prefix+=("$1")
+        shift
+    done
+    (($#)) && shift && args=("$@")
+    "${prefix[@]}" ctest --test-dir "$root/$dir" --output-on-failure -j2 --no-tests=error \
+        "${args[@]}" 2>&1 | tee "$log" || rc=$?
 
     local counts total nfailed nskipped
     counts=$(sed -n 's/.*tests passed, \([0-9]\+\) tests\{0,1\} failed out of \([0-9]\+\).*/\1 \2/p' "$log" | tail -n 1)
@@ -183,6 +189,25 @@ if ((!quick)); then
     # -----------------------------------------------------------------------
     banner "(d) clang-format check"
     bash "$root/tools/check-format.sh" || die "source formatting differs from .clang-format"
+
+    # -----------------------------------------------------------------------
+    banner "(e) libFuzzer build: build-fuzz/"
+    fuzz_cc=${FUZZ_CC:-$(command -v clang-14 || command -v clang || true)}
+    [[ -n "$fuzz_cc" ]] || die "clang not found for the libFuzzer build (apt-get install clang-14)"
+    fuzz_args=(-DCMAKE_C_COMPILER="$fuzz_cc")
+    fuzz_cxx=${fuzz_cc/clang/clang++}
+    command -v "$fuzz_cxx" >/dev/null && fuzz_args+=(-DCMAKE_CXX_COMPILER="$fuzz_cxx")
+    echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' \
+        >"$scratch/probe_fuzz.c"
+    { "$fuzz_cc" -fsanitize=fuzzer,address,undefined -o "$scratch/probe_fuzz" "$scratch/probe_fuzz.c" &&
+        "$scratch/probe_fuzz" -runs=10; } >"$scratch/probe_fuzz.log" 2>&1 || {
+        cat "$scratch/probe_fuzz.log" >&2
+        die "$fuzz_cc cannot build and run a -fsanitize=fuzzer program" \
+            "(libFuzzer comes with libclang-rt-14-dev: apt-get install clang-14 libclang-rt-14-dev)"
+    }
+    build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFITALLOC_FUZZ=ON -DFITALLOC_TESTS=OFF "${fuzz_args[@]}"
+    banner "(e) fuzz tests"
+    run_ctest build-fuzz -- -L fuzz
 fi
 
 banner "done"
