@@ -4,6 +4,7 @@
 #ifndef FA_LOCK_H
 #define FA_LOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "os.h"
@@ -18,6 +19,9 @@ typedef struct {
     }
 
 void _fa_mutex_lock_slow(fa_mutex_t *m);
+/* Spin for a contended futex word (0 = unlocked): true once it was taken (set to 1), false
+ * when the spin gave up and the caller should sleep. Shared by the lab's mutex. */
+bool _fa_futex_spin_acquire(uint32_t *state);
 
 static inline void fa_mutex_lock(fa_mutex_t *m)
 {

@@ -4,15 +4,9 @@
 void _fa_lab_lock_slow(fa_lab_lock_t *l)
 {
     uint64_t waits = 0;
-    /* A short spin first: lab critical sections are short, a sleep costs two system calls. */
-    for (int spin = 0; spin < 100; spin++) {
-        uint32_t expected = 0;
-        if (__atomic_load_n(&l->state, __ATOMIC_RELAXED) == 0 &&
-            __atomic_compare_exchange_n(&l->state, &expected, 1, false, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            goto acquired;
-        __builtin_ia32_pause();
-    }
+    /* Spin first (lock.c says how long and why): lab critical sections are short. */
+    if (_fa_futex_spin_acquire(&l->state))
+        goto acquired;
     /* Mark the lock "maybe a sleeper" before sleeping, so its holder's unlock wakes us. The
      * thread that takes it from here keeps the 2, which can cost one spurious wake. */
     while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0) {
