@@ -1,6 +1,6 @@
 /* Lock mode "global": one heap behind one futex mutex (lab_lock.h). Every malloc and free of
  * every thread takes the same lock: uncontended that is one compare-and-swap and one exchange
- * per call; under contention threads queue in the kernel. */
+ * per call; under contention a thread spins with backoff (lock.c), then sleeps in the kernel. */
 #include "lab_instance.h"
 
 static void *global_alloc(struct fa_lab *lab, size_t alignment, size_t n)
