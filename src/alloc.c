@@ -28,13 +28,23 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
     }
     if (n > FA_MEDIUM_MAX)
         return _fa_large_alloc(n, FA_ALIGN, false);
+    /* The fast path lands here with a list head it must not follow: say so if it is not
+     * simply the end of the list. */
+    if (n <= FA_DIRECT_MAX) {
+        fa_page_t *direct = heap->direct[(n + FA_ALIGN - 1) / FA_ALIGN];
+        if (direct->free)
+            _fa_free_list_corrupt(direct, "free list");
+    }
     fa_page_t *page = _fa_heap_find_page(heap, fa_bin_of(n));
     if (!page) {
         errno = ENOMEM;
         return NULL;
     }
     fa_block_t *block = page->free;
-    page->free = block->next;
+    if (!fa_link_usable(block))
+        _fa_free_list_corrupt(page, "free list");
+    page->free = fa_link_decode(block->link);
+    block->mark = 0;
     page->used++;
     FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
@@ -47,12 +57,14 @@ size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     *seg_out = seg;
     if (!seg)
-        _fa_invalid_pointer(caller, p);
+        _fa_bad_pointer(caller, p);
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
-            _fa_invalid_pointer(caller, p);
+            _fa_bad_pointer(caller, p);
         return seg->large_usable;
     }
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
     return page->block_size;
 }
 
@@ -82,7 +94,7 @@ FA_API void *fa_realloc(void *p, size_t n)
         return fa_malloc_inline(n);
     if (n == 0) {
         /* glibc's behaviour: free and return NULL. */
-        fa_free_inline(p);
+        fa_free_inline(p, "realloc");
         return NULL;
     }
     if (_fa_lab_active && _fa_lab_owns(p))
@@ -101,7 +113,7 @@ FA_API void *fa_realloc(void *p, size_t n)
     if (!q)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
-    fa_free_inline(p);
+    fa_free_inline(p, "realloc");
     return q;
 }
 

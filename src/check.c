@@ -1,6 +1,6 @@
 /* Invariant checker for thread heaps and their pages (debug and sanitizer builds: FA_DEBUG).
  * A broken invariant aborts with a message naming the page; see docs/design.md. */
-#include "internal.h"
+#include "free_list.h"
 
 #define REQUIRE(cond, page, what)                                                                  \
     do {                                                                                           \
@@ -16,8 +16,9 @@ static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
     REQUIRE(__atomic_load_n(&page->state, __ATOMIC_RELAXED) == FA_PAGE_USED, page, "page state");
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
     size_t free_count = 0;
-    for (const fa_block_t *b = page->free; b; b = b->next) {
-        REQUIRE(_fa_page_is_block(page, (uintptr_t)b), page, "free list entry is not a block");
+    for (const fa_block_t *b = page->free; b; b = fa_link_decode(b->link)) {
+        REQUIRE(fa_page_has_block(page, (uintptr_t)b), page, "free list entry is not a block");
+        REQUIRE(b->mark == fa_page_mark(page), page, "free block not marked free");
         REQUIRE(++free_count <= page->capacity, page, "free list longer than the page");
     }
     /* used counts live blocks (and remote frees not yet collected) plus the pin. */

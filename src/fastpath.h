@@ -7,7 +7,7 @@
 #ifndef FA_FASTPATH_H
 #define FA_FASTPATH_H
 
-#include "internal.h"
+#include "free_list.h"
 
 /* Empty asm statements that only steer gcc's register choice, one instruction each on these
  * paths: malloc builds the block in the return register (else it ends with a move), and free
@@ -19,14 +19,17 @@
 #endif
 #define FA_MATERIALIZE(x) __asm__("" : "+r"(x))
 
-static inline void *fa_malloc_inline(size_t n)
+static inline __attribute__((always_inline)) void *fa_malloc_inline(size_t n)
 {
     fa_heap_t *heap = _fa_heap_tls;
     if (fa_likely(n <= FA_DIRECT_MAX)) {
         fa_page_t *page = heap->direct[(n + FA_ALIGN - 1) / FA_ALIGN];
         fa_block_t *block = page->free;
-        if (fa_likely(block != NULL)) {
-            page->free = block->next;
+        /* An empty list and a link the program overwrote both go to the slow path, which
+         * tells them apart before anything follows the link. */
+        if (fa_likely(fa_link_usable(block))) {
+            page->free = fa_link_decode(block->link);
+            block->mark = 0;
             page->used++;
             FA_IN_RETURN_REGISTER(block);
             return block;
@@ -35,35 +38,43 @@ static inline void *fa_malloc_inline(size_t n)
     return _fa_malloc_generic(n, heap);
 }
 
-/* Bits that must be clear in a pointer we may have returned: above the 47-bit user address
- * space, or below the 16-byte alignment. One test replaces a range and an alignment check. */
-#define FA_FOREIGN_BITS (~(((uintptr_t)1 << FA_ADDRESS_BITS) - 1) | (FA_ALIGN - 1))
-
-static inline void fa_free_inline(void *p)
+/* caller: the function the program called ("free", "operator delete", ...), for reports. */
+static inline __attribute__((always_inline)) void fa_free_inline(void *p, const char *caller)
 {
     uintptr_t a = (uintptr_t)p;
-    /* NULL, foreign and misaligned pointers, large blocks, frees into full pages and frees
-     * from other threads all fail one of these tests and take the slow path. */
-    unsigned entry;
-    if (fa_likely((a & FA_FOREIGN_BITS) == 0 &&
-                  fa_map_is_segment(
-                      entry = __atomic_load_n(&_fa_segmap[a >> FA_SEG_SHIFT], __ATOMIC_RELAXED)))) {
-        fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
+    /* The chunk's index wraps for a non-canonical address instead of being range-checked: the
+     * segment found then is a real one, and the block test below, made on the whole address,
+     * rejects it or lets it fault at its first read (free_list.h). */
+    uintptr_t chunk = (a >> FA_SEG_SHIFT) & (FA_SEGMAP_SIZE - 1);
+    /* NULL, foreign pointers, large blocks, frees into full pages and frees from other threads
+     * all fail one of these tests and take the slow path. */
+    unsigned entry = __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_RELAXED);
+    if (fa_likely(fa_map_is_segment(entry))) {
+        FA_MATERIALIZE(chunk); /* the segment from the chunk: one shift, not a copy and a mask */
+        fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
         fa_page_t *page = &seg->pages[(a & FA_SEG_MASK) >> entry];
         FA_MATERIALIZE(page);
         if (fa_likely(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == (uintptr_t)_fa_heap_tls)) {
+            if (fa_unlikely(!fa_own_page_has_block(page, a)))
+                _fa_bad_pointer(caller, p);
             fa_block_t *block = p;
-            block->next = page->free;
+            if (fa_unlikely(block->mark == fa_page_mark(page))) {
+                _fa_free_marked(p, page, caller);
+                return;
+            }
+            block->mark = fa_page_mark(page);
+            block->link = fa_link_encode(page->free);
             page->free = block;
             page->frees++;
             if (fa_unlikely(--page->used == 0))
                 _fa_page_emptied(page);
             return;
         }
-        _fa_free_in_page(p, seg, page); /* another thread's page, a full page, a large block */
+        _fa_free_in_page(p, seg, page,
+                         caller); /* another thread's page, a full page, a large block */
         return;
     }
-    _fa_free_slow(p);
+    _fa_free_slow(p, caller);
 }
 
 #endif

@@ -3,17 +3,23 @@
 #include "fastpath.h"
 #include "lab/lab.h"
 
-void _fa_invalid_pointer(const char *caller, const void *p)
-{
-    _fa_fatal("fitalloc: %s(): invalid pointer %p\n", caller, p);
-}
-
-void _fa_page_emptied(fa_page_t *page)
+__attribute__((noinline)) void _fa_page_emptied(fa_page_t *page)
 {
     fa_heap_t *heap = _fa_heap_tls;
     _fa_heap_page_emptied(heap, page);
     FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
+}
+
+/* A block that carries the free mark is free for certain when its link also decodes to the
+ * end of a list or to a block of its page: a live block holding the mark by chance (the
+ * program's data) almost never also holds a valid encoded link. */
+bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block)
+{
+    if (block->mark != fa_page_mark(page))
+        return false;
+    fa_block_t *next = fa_link_decode(block->link);
+    return next == NULL || fa_page_has_block(page, (uintptr_t)next);
 }
 
 /* A free from a thread that does not own the page: push onto its lock-free remote list. */
@@ -30,9 +36,10 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
         heap->remote_frees[page->bin]++;
     else
         __atomic_add_fetch(&_fa_counters.remote_frees[page->bin], 1, __ATOMIC_RELAXED);
+    block->mark = fa_page_mark(page);
     fa_block_t *head = __atomic_load_n(&page->xfree, __ATOMIC_RELAXED);
     do
-        block->next = head;
+        block->link = fa_link_encode(head);
     while (!__atomic_compare_exchange_n(&page->xfree, &head, block, true, __ATOMIC_SEQ_CST,
                                         __ATOMIC_RELAXED));
     /* Sequentially consistent with the owner's move_to_full (heap.c): either it sees our
@@ -41,73 +48,85 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
         _fa_heap_notify(page);
 }
 
+/* Push a block of the thread's own page onto its free list, as the fast path does. */
+static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
+{
+    block->mark = fa_page_mark(page);
+    block->link = fa_link_encode(page->free);
+    page->free = block;
+    page->frees++;
+    if (__atomic_load_n(&page->owner, __ATOMIC_RELAXED) & FA_OWNER_FULL) {
+        page->used--; /* it has a free block again: back to its queue */
+        _fa_heap_local_free_full(heap, page);
+        FA_CHECK_HEAP(heap);
+        _fa_purge_safe_point(heap);
+    } else if (--page->used == 0) {
+        _fa_page_emptied(page);
+    }
+}
+
+/* The fast path found the free mark on a block of the thread's own page. */
+void _fa_free_marked(void *p, fa_page_t *page, const char *caller)
+{
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
+    free_local(_fa_heap_tls, page, p);
+}
+
 /* p lies in seg's page `page` (found by the fast path) but is not a local free into a page
  * with free blocks: validate it, then free it remotely, into our full page, or as a large block. */
-void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page)
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller)
 {
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
-            _fa_invalid_pointer("free", p);
+            _fa_bad_pointer(caller, p);
         _fa_large_free(seg);
         return;
     }
     if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED ||
-        !_fa_page_is_block(page, (uintptr_t)p))
-        _fa_invalid_pointer("free", p);
+        !fa_page_has_block(page, (uintptr_t)p))
+        _fa_bad_pointer(caller, p);
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
     fa_heap_t *heap = _fa_heap_tls;
     uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_RELAXED);
-    if ((owner & ~FA_OWNER_FULL) != (uintptr_t)heap) {
+    if ((owner & ~FA_OWNER_FULL) != (uintptr_t)heap)
         free_remote(page, p);
-        return;
-    }
-    /* Our own page on the full list: it has a free block again. */
-    fa_block_t *block = p;
-    block->next = page->free;
-    page->free = block;
-    page->frees++;
-    page->used--;
-    _fa_heap_local_free_full(heap, page);
-    FA_CHECK_HEAP(heap);
-    _fa_purge_safe_point(heap);
+    else
+        free_local(heap, page, p);
 }
 
 /* Everything the fast path could not place in a page: NULL, foreign pointers, the interior
  * chunks of a large block aligned beyond 2 MiB. */
-void _fa_free_slow(void *p)
+void _fa_free_slow(void *p, const char *caller)
 {
     if (!p)
         return;
     if (_fa_lab_active && _fa_lab_owns(p)) {
-        _fa_lab_free(p);
+        _fa_lab_free(p, caller);
         return;
     }
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     if (!seg)
-        _fa_invalid_pointer("free", p);
-    if (seg->kind == FA_SEG_LARGE) {
-        if (seg->large_block != (uintptr_t)p)
-            _fa_invalid_pointer("free", p);
-        _fa_large_free(seg);
-        return;
-    }
-    _fa_free_in_page(p, seg, page);
+        _fa_bad_pointer(caller, p);
+    _fa_free_in_page(p, seg, page, caller);
 }
 
 FA_API void fa_free(void *p)
 {
-    fa_free_inline(p);
+    fa_free_inline(p, "free");
 }
 
 FA_API void fa_free_sized(void *p, size_t n)
 {
     (void)n;
-    fa_free_inline(p);
+    fa_free_inline(p, "free_sized");
 }
 
 FA_API void fa_free_aligned_sized(void *p, size_t alignment, size_t n)
 {
     (void)alignment;
     (void)n;
-    fa_free_inline(p);
+    fa_free_inline(p, "free_aligned_sized");
 }

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fitalloc.h"
-#include "internal.h"
+#include "free_list.h"
 #include "lab/lab.h"
 #include "options.h"
 
@@ -70,6 +70,7 @@ void _fa_process_init(void)
         return;
     }
     options_read = _fa_options_init();
+    _fa_list_secret = _fa_os_random() | (uintptr_t)1 << 63; /* free_list.h: why the top bit */
     _fa_heap_process_init();
     start_lab_if_asked();
     pthread_atfork(fork_prepare, fork_parent, fork_child);

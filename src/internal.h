@@ -61,7 +61,7 @@ size_t _fa_segment_first_offset(int kind);
 void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin);
 void _fa_page_collect(fa_page_t *page);
 bool _fa_page_extend(fa_page_t *page);
-bool _fa_page_is_block(const fa_page_t *page, uintptr_t p);
+uint64_t _fa_block_magic(uint64_t block_size); /* for fa_page_has_block (free_list.h) */
 
 /* heap.c */
 extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));
@@ -85,11 +85,20 @@ size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out
 /* alloc_aligned.c */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
 
-/* free.c */
-void _fa_free_slow(void *p);
-void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page);
+/* free.c: `caller` names the function the program called, for reports */
+void _fa_free_slow(void *p, const char *caller);
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller);
+void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
 void _fa_page_emptied(fa_page_t *page);
-__attribute__((noreturn, cold)) void _fa_invalid_pointer(const char *caller, const void *p);
+bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
+
+/* report.c */
+#define FA_REPORT __attribute__((noreturn, cold))
+FA_REPORT void _fa_invalid_pointer(const char *caller, const void *p);
+FA_REPORT void _fa_double_free(const char *caller, const void *p, size_t size);
+FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */
+FA_REPORT void _fa_free_list_corrupt(const fa_page_t *page, const char *list);
+void _fa_large_freed(uintptr_t block, size_t size);
 
 /* large.c */
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero);

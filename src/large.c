@@ -169,6 +169,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 
 void _fa_large_free(fa_segment_t *seg)
 {
+    _fa_large_freed(seg->large_block, seg->large_usable);
     map_block(seg, false);
     __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
     seg->large_slack = 0;

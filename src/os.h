@@ -39,6 +39,9 @@ void _fa_os_futex_wake(uint32_t *word, int n);
 int _fa_os_thread_count(void);
 /* True on the process's initial thread. */
 bool _fa_os_is_main_thread(void);
+/* 64 random bits from the kernel (getrandom), or, if it has none to give, from the clock,
+ * the address space layout and the process id. */
+uint64_t _fa_os_random(void);
 /* The process id, for messages. */
 int _fa_os_pid(void);
 /* End the process with SIGABRT after a fatal message. */

@@ -8,6 +8,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,4 +196,19 @@ void _fa_os_abort(void)
     signal(SIGABRT, SIG_DFL);
     raise(SIGABRT);
     _exit(127);
+}
+
+uint64_t _fa_os_random(void)
+{
+    uint64_t r;
+    if (syscall(SYS_getrandom, &r, sizeof r, GRND_NONBLOCK) == (long)sizeof r)
+        return r;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    r = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&r ^
+        ((uint64_t)getpid() << 16);
+    /* splitmix64's finaliser: every input bit reaches every output bit. */
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ull;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebull;
+    return r ^ (r >> 31);
 }

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "fitalloc.h"
-#include "internal.h"
+#include "fastpath.h"
 
 typedef void (*fa_new_handler)(void);
 
@@ -114,23 +114,26 @@ void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
 /* Every delete is free: sizes and alignments are not needed to find a block (the ABI still
  * passes them, hence the unused parameters). */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define FA_DELETE(fn, name, ...)                                                                   \
+#define FA_DELETE(fn, name, caller, ...)                                                           \
     void fn(void *p, ##__VA_ARGS__) FA_CXX(name);                                                  \
     void fn(void *p, ##__VA_ARGS__)                                                                \
     {                                                                                              \
-        fa_free(p);                                                                                \
+        fa_free_inline(p, caller);                                                                 \
     }
-FA_DELETE(fa_delete, "_ZdlPv")
-FA_DELETE(fa_delete_array, "_ZdaPv")
-FA_DELETE(fa_delete_nothrow, "_ZdlPvRKSt9nothrow_t", const void *tag)
-FA_DELETE(fa_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t", const void *tag)
-FA_DELETE(fa_delete_sized, "_ZdlPvm", size_t n)
-FA_DELETE(fa_delete_array_sized, "_ZdaPvm", size_t n)
-FA_DELETE(fa_delete_aligned, "_ZdlPvSt11align_val_t", size_t alignment)
-FA_DELETE(fa_delete_array_aligned, "_ZdaPvSt11align_val_t", size_t alignment)
-FA_DELETE(fa_delete_sized_aligned, "_ZdlPvmSt11align_val_t", size_t n, size_t alignment)
-FA_DELETE(fa_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t", size_t n, size_t alignment)
-FA_DELETE(fa_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", size_t alignment,
+#define FA_D "operator delete"
+#define FA_DA "operator delete[]"
+FA_DELETE(fa_delete, "_ZdlPv", FA_D)
+FA_DELETE(fa_delete_array, "_ZdaPv", FA_DA)
+FA_DELETE(fa_delete_nothrow, "_ZdlPvRKSt9nothrow_t", FA_D, const void *tag)
+FA_DELETE(fa_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t", FA_DA, const void *tag)
+FA_DELETE(fa_delete_sized, "_ZdlPvm", FA_D, size_t n)
+FA_DELETE(fa_delete_array_sized, "_ZdaPvm", FA_DA, size_t n)
+FA_DELETE(fa_delete_aligned, "_ZdlPvSt11align_val_t", FA_D, size_t alignment)
+FA_DELETE(fa_delete_array_aligned, "_ZdaPvSt11align_val_t", FA_DA, size_t alignment)
+FA_DELETE(fa_delete_sized_aligned, "_ZdlPvmSt11align_val_t", FA_D, size_t n, size_t alignment)
+FA_DELETE(fa_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t", FA_DA, size_t n,
+          size_t alignment)
+FA_DELETE(fa_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", FA_D, size_t alignment,
           const void *tag)
-FA_DELETE(fa_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", size_t alignment,
-          const void *tag)
+FA_DELETE(fa_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", FA_DA,
+          size_t alignment, const void *tag)

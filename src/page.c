@@ -1,13 +1,25 @@
-/* Pages: set up for a size class, build the free list lazily, collect remote frees, and tell
- * whether an address is the start of one of its blocks. */
+/* Pages: set up for a size class, build the free list lazily, collect remote frees. */
 #include <string.h>
 
-#include "internal.h"
+#include "free_list.h"
 #include "size_class.h"
 
 /* The free list is built a few blocks at a time, touching at most this much memory per step:
  * a page that serves few blocks costs only the memory of those blocks. */
 #define FA_EXTEND_BYTES 4096
+
+uintptr_t _fa_list_secret;
+
+/* The multiplier of fa_page_has_block (free_list.h): the smallest odd M with M * d > 2^64. */
+uint64_t _fa_block_magic(uint64_t d)
+{
+    uint64_t m = UINT64_MAX / d + 1; /* M * d = 2^64 exactly when d is a power of two */
+    if (m * d == 0)
+        m++;
+    if (!(m & 1))
+        m++;
+    return m;
+}
 
 void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
 {
@@ -17,6 +29,8 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     uintptr_t base = (uintptr_t)seg + (index << seg->page_shift);
     uintptr_t start = index ? base : (uintptr_t)seg + _fa_segment_first_offset(seg->kind);
     page->block_size = (uint32_t)fa_bin_size(bin);
+    page->magic = _fa_block_magic(page->block_size);
+    __atomic_store_n(&page->limit, 0, __ATOMIC_RELAXED);
     page->bin = (uint8_t)bin;
     page->start = start;
     page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
@@ -43,12 +57,19 @@ bool _fa_page_extend(fa_page_t *page)
         count = page->reserved - page->capacity;
     char *first = (char *)page->start + (size_t)page->capacity * size;
     char *last = first + (count - 1) * size;
-    for (char *b = first; b < last; b += size)
-        ((fa_block_t *)b)->next = (fa_block_t *)(b + size);
-    ((fa_block_t *)last)->next = page->free;
+    /* Marked free like any freed block, so freeing one that was never handed out is caught. */
+    uintptr_t mark = fa_page_mark(page);
+    for (char *b = first; b < last; b += size) {
+        ((fa_block_t *)b)->link = fa_link_encode((fa_block_t *)(b + size));
+        ((fa_block_t *)b)->mark = mark;
+    }
+    ((fa_block_t *)last)->link = fa_link_encode(page->free);
+    ((fa_block_t *)last)->mark = mark;
     page->free = (fa_block_t *)first;
-    /* Other threads read capacity to validate the pointers they free. */
-    __atomic_store_n(&page->capacity, (uint16_t)(page->capacity + count), __ATOMIC_RELAXED);
+    /* Other threads read capacity and limit to validate the pointers they free. */
+    uint16_t capacity = (uint16_t)(page->capacity + count);
+    __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
+    __atomic_store_n(&page->limit, capacity * (page->magic * size), __ATOMIC_RELAXED);
     return true;
 }
 
@@ -56,28 +77,20 @@ void _fa_page_collect(fa_page_t *page)
 {
     if (!__atomic_load_n(&page->xfree, __ATOMIC_RELAXED))
         return;
-    /* Acquire pairs with the release of the remote push: the block's next links are visible. */
+    /* Acquire pairs with the release of the remote push: the block's links are visible. */
     fa_block_t *list = __atomic_exchange_n(&page->xfree, NULL, __ATOMIC_ACQUIRE);
     if (!list)
         return;
     uint32_t count = 1;
     fa_block_t *tail = list;
-    for (; tail->next; tail = tail->next)
+    for (fa_block_t *next; (next = fa_link_decode(tail->link)) != NULL; tail = next) {
+        if (!fa_page_has_block(page, (uintptr_t)next))
+            _fa_free_list_corrupt(page, "remote free list");
         count++;
-    tail->next = page->free;
+    }
+    tail->link = fa_link_encode(page->free);
     page->free = list;
     page->used -= count;
     page->frees += count;
     page->xcollected += count;
-}
-
-bool _fa_page_is_block(const fa_page_t *page, uintptr_t p)
-{
-    if (p < page->start)
-        return false;
-    /* Offsets within a segment fit in 32 bits, and a 32-bit division is much cheaper. */
-    uint32_t offset = (uint32_t)(p - page->start);
-    uint32_t index = offset / page->block_size;
-    return index * page->block_size == offset &&
-           index < __atomic_load_n(&page->capacity, __ATOMIC_RELAXED);
 }

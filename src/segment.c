@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "free_list.h"
 #include "options.h"
 
 uint8_t _fa_segmap[FA_SEGMAP_SIZE];
@@ -216,6 +216,7 @@ void _fa_page_release(fa_page_t *page)
     page->xcollected = 0;
     page->free = NULL;
     page->capacity = 0;
+    __atomic_store_n(&page->limit, 0, __ATOMIC_RELAXED); /* no block of it may be freed now */
     page->used = 0;
     __atomic_store_n(&page->owner, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay),
@@ -371,7 +372,7 @@ fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)
         return seg;
     fa_page_t *page = &seg->pages[(a - (uintptr_t)seg) >> seg->page_shift];
     if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED ||
-        !_fa_page_is_block(page, a))
+        !fa_page_has_block(page, a))
         return NULL;
     *page_out = page;
     return seg;

@@ -66,8 +66,11 @@ enum fa_page_state {
 
 #define FA_OWNER_FULL ((uintptr_t)1)
 
+/* A free block's first two words (every block has at least 16 bytes): the link to the next
+ * free block, stored encoded (free_list.h), and the mark saying the block is free. */
 typedef struct fa_block_s {
-    struct fa_block_s *next;
+    uintptr_t link;
+    uintptr_t mark;
 } fa_block_t;
 
 struct fa_heap_s;
@@ -86,12 +89,16 @@ typedef struct fa_page_s {
      * full page sends its frees to the slow path, which moves it back to its queue. */
     uintptr_t owner;
     uintptr_t start; /* address of block 0 */
+    /* p starts one of the first `capacity` blocks iff (p - start) * magic < limit (wrapping
+     * 64-bit arithmetic): free_list.h says why. */
+    uint64_t magic;
+    uint64_t limit;
     uint32_t block_size;
     uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
     uint16_t reserved; /* blocks that fit in the page */
     uint8_t bin;
     uint8_t state; /* enum fa_page_state (the purger changes it while the page is free) */
-    uint8_t pad0[38];
+    uint8_t pad0[22];
     /* line 1: the owner's */
     fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
     uint32_t used;    /* live blocks, plus 1 while this page is its queue's head ("pinned") */

@@ -201,9 +201,15 @@ static void *hand_out(fa_classic_heap *h, uintptr_t block, size_t n)
 
 /* ---- pointer validation ---- */
 
-__attribute__((noreturn, cold)) static void double_free(const char *caller, const void *p)
+/* The header of a freed block still gives its size, unless a merge has since absorbed it. */
+__attribute__((noreturn, cold)) static void double_free(fa_classic_heap *h, const char *caller,
+                                                        const void *p)
 {
-    _fa_fatal("fitalloc: %s(): double free %p\n", caller, p);
+    uintptr_t block = fa_block_of_payload(p);
+    size_t size = fa_block_size(block);
+    bool plausible =
+        size >= FA_BLOCK_MIN && size <= __atomic_load_n(&h->brk, __ATOMIC_RELAXED) - block;
+    _fa_double_free(caller, p, plausible ? size - FA_BLOCK_HEADER : 0);
 }
 
 /* The block of a pointer the program hands back, with the reason it is not a live block if
@@ -225,7 +231,7 @@ static uintptr_t live_block(fa_classic_heap *h, const void *p, const char *calle
         return block;
     }
     if (w1 == fa_block_remote_check(block) || (w1 & ~FA_WORD1_LOW_MASK) == FA_FREE_TAG)
-        double_free(caller, p);
+        double_free(h, caller, p);
     _fa_invalid_pointer(caller, p);
 }
 
@@ -340,7 +346,7 @@ void _fa_classic_heap_remote_free(fa_classic_heap *h, void *p, const char *calle
     if (!__atomic_compare_exchange_n(fa_block_word(block, 1), &seen, fa_block_remote_check(block),
                                      false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         if (seen == fa_block_remote_check(block) || (seen & ~FA_WORD1_LOW_MASK) == FA_FREE_TAG)
-            double_free(caller, p);
+            double_free(h, caller, p);
         _fa_invalid_pointer(caller, p);
     }
     /* Push onto the owner's stack. Release: the owner's acquiring exchange in drain sees the

@@ -18,7 +18,7 @@ void *_fa_lab_aligned(size_t alignment, size_t n);
  * free next neighbour); NULL and ENOMEM (p untouched) when out of memory. */
 void *_fa_lab_realloc(void *p, size_t n);
 /* p non-NULL and owned by the lab; a double free or a bad pointer aborts with a message. */
-void _fa_lab_free(void *p);
+void _fa_lab_free(void *p, const char *caller);
 /* p lies in a lab heap or a lab direct mapping (a range check; a table look-up only when large
  * requests go to the OS). */
 bool _fa_lab_owns(const void *p);

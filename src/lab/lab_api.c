@@ -77,9 +77,9 @@ void *_fa_lab_realloc(void *p, size_t n)
     return _fa_lab_instance_realloc(lab(), p, n);
 }
 
-void _fa_lab_free(void *p)
+void _fa_lab_free(void *p, const char *caller)
 {
-    _fa_lab_instance_free(lab(), p);
+    _fa_lab_instance_free(lab(), p, caller);
 }
 
 bool _fa_lab_owns(const void *p)

@@ -157,13 +157,13 @@ void *_fa_lab_instance_alloc(struct fa_lab *lab, size_t alignment, size_t n)
     return p;
 }
 
-void _fa_lab_instance_free(struct fa_lab *lab, void *p)
+void _fa_lab_instance_free(struct fa_lab *lab, void *p, const char *caller)
 {
     unsigned slot;
     if (slot_of(lab, p, &slot))
-        lab->ops->free(lab, slot, p);
+        lab->ops->free(lab, slot, p, caller);
     else if (!_fa_direct_free(&lab->direct, p))
-        _fa_invalid_pointer("free", p);
+        _fa_invalid_pointer(caller, p);
 }
 
 void *_fa_lab_instance_realloc(struct fa_lab *lab, void *p, size_t n)
@@ -185,7 +185,7 @@ void *_fa_lab_instance_realloc(struct fa_lab *lab, void *p, size_t n)
     if (!q)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
-    _fa_lab_instance_free(lab, p);
+    _fa_lab_instance_free(lab, p, "realloc");
     return q;
 }
 

@@ -46,7 +46,7 @@ struct fa_lab_lock_ops {
      * NULL when out of memory. */
     void *(*alloc)(struct fa_lab *lab, size_t alignment, size_t n);
     /* Free p, which lies in slot `slot`. */
-    void (*free)(struct fa_lab *lab, unsigned slot, void *p);
+    void (*free)(struct fa_lab *lab, unsigned slot, void *p, const char *caller);
     /* Resize p (in slot `slot`) in place if possible. */
     bool (*resize)(struct fa_lab *lab, unsigned slot, void *p, size_t n);
     /* The calling thread is exiting. */
@@ -109,7 +109,7 @@ void _fa_lab_instance_destroy(struct fa_lab *lab);
 
 /* C semantics on top of the lock modes; failures set errno to ENOMEM. */
 void *_fa_lab_instance_alloc(struct fa_lab *lab, size_t alignment, size_t n);
-void _fa_lab_instance_free(struct fa_lab *lab, void *p);
+void _fa_lab_instance_free(struct fa_lab *lab, void *p, const char *caller);
 void *_fa_lab_instance_realloc(struct fa_lab *lab, void *p, size_t n);
 size_t _fa_lab_instance_usable(struct fa_lab *lab, const void *p);
 bool _fa_lab_instance_owns(struct fa_lab *lab, const void *p);
@@ -147,7 +147,7 @@ static inline void *fa_lab_heap_alloc(fa_classic_heap *h, size_t alignment, size
 
 /* lock_slots.c: the operations global and arenas modes share, each under the lock of the
  * block's slot. Visits do not count as lock acquisitions. */
-void _fa_lock_slot_free(struct fa_lab *lab, unsigned slot, void *p);
+void _fa_lock_slot_free(struct fa_lab *lab, unsigned slot, void *p, const char *caller);
 bool _fa_lock_slot_resize(struct fa_lab *lab, unsigned slot, void *p, size_t n);
 void _fa_lock_slots_visit(struct fa_lab *lab,
                           void (*fn)(fa_classic_heap *h, bool exclusive, fa_lab_lock_t *lock,

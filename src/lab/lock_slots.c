@@ -2,11 +2,11 @@
  * slot, under that slot's lock. */
 #include "lab_instance.h"
 
-void _fa_lock_slot_free(struct fa_lab *lab, unsigned slot, void *p)
+void _fa_lock_slot_free(struct fa_lab *lab, unsigned slot, void *p, const char *caller)
 {
     fa_lab_lock_t *lock = &lab->slot[slot].lock;
     fa_lab_lock(lock);
-    _fa_classic_heap_free(fa_lab_slot_heap(lab, slot), p, "free");
+    _fa_classic_heap_free(fa_lab_slot_heap(lab, slot), p, caller);
     fa_lab_unlock(lock);
 }
 

@@ -61,13 +61,13 @@ static void *thread_alloc(struct fa_lab *lab, size_t alignment, size_t n)
     return fa_lab_heap_alloc(h, alignment, n);
 }
 
-static void thread_free(struct fa_lab *lab, unsigned slot, void *p)
+static void thread_free(struct fa_lab *lab, unsigned slot, void *p, const char *caller)
 {
     fa_classic_heap *h = fa_lab_slot_heap(lab, slot);
     if (fa_likely(h == my_heap(lab)))
-        _fa_classic_heap_free(h, p, "free");
+        _fa_classic_heap_free(h, p, caller);
     else
-        _fa_classic_heap_remote_free(h, p, "free");
+        _fa_classic_heap_remote_free(h, p, caller);
 }
 
 static bool thread_resize(struct fa_lab *lab, unsigned slot, void *p, size_t n)

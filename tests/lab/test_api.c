@@ -66,30 +66,30 @@ static void test_semantics(void)
     CHECK(a && b && a != b);
     CHECK(_fa_lab_owns(a));
     CHECK_GE(_fa_lab_usable_size(a), 16);
-    _fa_lab_free(a);
-    _fa_lab_free(b);
+    _fa_lab_free(a, "free");
+    _fa_lab_free(b, "free");
 
     /* realloc grows in place into a free next neighbour, and keeps the contents. */
     char *p = _fa_lab_malloc(100);
     void *q = _fa_lab_malloc(100);
     void *guard = _fa_lab_malloc(1);
     memset(p, 'x', 100);
-    _fa_lab_free(q);
+    _fa_lab_free(q, "free");
     CHECK(_fa_lab_realloc(p, 200) == p);
     CHECK_BYTES(p, 100, 'x');
     /* ... and moves when it cannot. */
     char *r = _fa_lab_realloc(p, 5000);
     CHECK(r != NULL && r != p);
     CHECK_BYTES(r, 100, 'x');
-    _fa_lab_free(r);
-    _fa_lab_free(guard);
+    _fa_lab_free(r, "free");
+    _fa_lab_free(guard, "free");
 
     for (size_t align = 32; align <= 65536; align *= 4) {
         void *x = _fa_lab_aligned(align, 1000);
         CHECK(x != NULL);
         CHECK_ALIGNED(x, align);
         CHECK_GE(_fa_lab_usable_size(x), 1000);
-        _fa_lab_free(x);
+        _fa_lab_free(x, "free");
     }
 
     /* FITALLOC_LAB_DIRECT=1M: a mapping of its own, counted apart. */
@@ -105,7 +105,7 @@ static void test_semantics(void)
     CHECK_EQ(s.direct_frees, before.direct_frees + 1);
     CHECK_GE(s.direct_bytes, 5 << 20);
     CHECK_EQ(s.mallocs, before.mallocs);
-    _fa_lab_free(big);
+    _fa_lab_free(big, "free");
     CHECK(!_fa_lab_owns(big));
     CHECK_EQ(stats().direct_bytes, 0);
     CHECK_EQ(fa_lab_check(), 0);
@@ -120,7 +120,7 @@ static void test_stats_and_hist(void)
         guard[i] = _fa_lab_malloc(128);
     }
     for (int i = 0; i < 5; i++)
-        _fa_lab_free(hole[i]);
+        _fa_lab_free(hole[i], "free");
     struct fa_lab_stats s = stats();
     CHECK_GE(s.free_blocks, 5);
     CHECK_EQ(s.free_space_with_headers, s.free_bytes + 16 * s.free_blocks);
@@ -173,7 +173,7 @@ static void test_stats_and_hist(void)
     CHECK(json[strlen(json) - 1] == '\n');
 
     for (int i = 0; i < 5; i++)
-        _fa_lab_free(guard[i]);
+        _fa_lab_free(guard[i], "free");
     s = stats();
     CHECK_EQ(s.mallocs, s.frees);
     CHECK_EQ(fa_lab_check(), 0);
@@ -192,15 +192,15 @@ static void test_fork(void)
         void *p = _fa_lab_malloc(5000);
         if (!p || fa_lab_check() != 0)
             _exit(1);
-        _fa_lab_free(p);
-        _fa_lab_free(kept);
+        _fa_lab_free(p, "free");
+        _fa_lab_free(kept, "free");
         _exit(fa_lab_check() == 0 ? 0 : 2);
     }
     _fa_lab_fork_parent();
     int status;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    _fa_lab_free(kept);
+    _fa_lab_free(kept, "free");
     _fa_lab_thread_exit();
 }
 

@@ -69,7 +69,7 @@ static struct outcome run(enum fa_policy policy, bool coalesce, unsigned buffer,
     for (long loop = 0; loop < loops; loop++) {
         unsigned i = (unsigned)rand() % buffer;
         if (slot[i]) {
-            _fa_lab_instance_free(lab, slot[i]);
+            _fa_lab_instance_free(lab, slot[i], "free");
             slot[i] = NULL;
             continue;
         }

@@ -1,5 +1,5 @@
 /* Bad input to the lab: a double free or a pointer that is not a live block aborts with a
- * message naming the pointer ("fitalloc: free(): double free 0x..." / "... invalid pointer
+ * message naming the pointer ("fitalloc: free(): double free of 0x... (N-byte block)" / "... invalid pointer
  * 0x..."), caught by the boundary tags; a heap that cannot grow returns NULL with ENOMEM.
  * Each aborting case runs in a forked child whose stderr goes to a pipe. */
 #define _GNU_SOURCE
@@ -62,7 +62,10 @@ static void expect_abort(const char *name, void (*fn)(void), const char *caller,
               "%s: child did not abort (status %#x), stderr: %s", name, status, out);
     char pointer[64] = "", expected[160];
     CHECK_MSG(sscanf(out, "pointer %63s", pointer) == 1, "%s: no pointer line: %s", name, out);
-    snprintf(expected, sizeof expected, "fitalloc: %s(): %s %s\n", caller, what, pointer);
+    /* "double free of 0x... (N-byte block)" or "invalid pointer 0x..." */
+    bool double_free = strcmp(what, "double free") == 0;
+    snprintf(expected, sizeof expected, "fitalloc: %s(): %s %s%s", caller,
+             double_free ? "double free of" : what, pointer, double_free ? " (" : "\n");
     CHECK_MSG(strstr(out, expected) != NULL, "%s: stderr lacks \"%s\": %s", name, expected, out);
 }
 
@@ -120,7 +123,7 @@ static void lab_foreign(void)
     static char not_ours[64] __attribute__((aligned(16)));
     struct fa_lab *lab = make_lab(FA_LOCK_GLOBAL, 0, 0);
     say(not_ours + 16);
-    _fa_lab_instance_free(lab, not_ours + 16);
+    _fa_lab_instance_free(lab, not_ours + 16, "free");
 }
 
 static void lab_beyond_break(void)
@@ -128,7 +131,7 @@ static void lab_beyond_break(void)
     struct fa_lab *lab = make_lab(FA_LOCK_ARENAS, 0, 0);
     char *p = _fa_lab_instance_alloc(lab, 0, 100);
     say(p + 4096); /* inside the slot, past the break */
-    _fa_lab_instance_free(lab, p + 4096);
+    _fa_lab_instance_free(lab, p + 4096, "free");
 }
 
 static void lab_realloc_freed(void)
@@ -137,7 +140,7 @@ static void lab_realloc_freed(void)
     void *p = _fa_lab_instance_alloc(lab, 0, 100);
     _fa_lab_instance_alloc(lab, 0, 1);
     say(p);
-    _fa_lab_instance_free(lab, p);
+    _fa_lab_instance_free(lab, p, "free");
     _fa_lab_instance_realloc(lab, p, 200);
 }
 
@@ -146,8 +149,8 @@ static void lab_direct_double_free(void)
     struct fa_lab *lab = make_lab(FA_LOCK_GLOBAL, 0, 4096);
     void *p = _fa_lab_instance_alloc(lab, 0, 10000);
     say(p);
-    _fa_lab_instance_free(lab, p);
-    _fa_lab_instance_free(lab, p); /* the mapping is gone: no longer a lab pointer */
+    _fa_lab_instance_free(lab, p, "free");
+    _fa_lab_instance_free(lab, p, "free"); /* the mapping is gone: no longer a lab pointer */
 }
 
 /* What a thread-mode free from another thread does, twice: the second claim fails. (Called
@@ -192,7 +195,7 @@ static void test_out_of_memory(void)
     CHECK_EQ(errno, ENOMEM);
     CHECK_EQ(_fa_lab_instance_usable(lab, p), 60000);
     CHECK(_fa_lab_instance_realloc(lab, p, 65000) == p); /* grows into the rest, in place */
-    _fa_lab_instance_free(lab, p);
+    _fa_lab_instance_free(lab, p, "free");
     _fa_lab_instance_destroy(lab);
 
     /* A growable heap whose reservation (1 MiB here) is full. */

@@ -52,7 +52,7 @@ static void test_global_counts(void)
     struct fa_lab_stats s = stats(lab);
     CHECK_EQ(s.lock_acquisitions, N); /* reading the statistics does not count */
     for (int i = 0; i < N; i++)
-        _fa_lab_instance_free(lab, p[i]);
+        _fa_lab_instance_free(lab, p[i], "free");
     s = stats(lab);
     CHECK_EQ(s.lock_acquisitions, 2 * N);
     CHECK_EQ(s.lock_contended, 0);
@@ -93,7 +93,7 @@ static void test_global_contended(void)
     CHECK_GE(s.futex_waits, 1);
     CHECK_GE(s.futex_wakes, 1);
     CHECK_EQ(s.mallocs, 1);
-    _fa_lab_instance_free(lab, p);
+    _fa_lab_instance_free(lab, p, "free");
     _fa_lab_instance_destroy(lab);
 }
 
@@ -140,11 +140,11 @@ static void test_arenas(void)
     CHECK_EQ(s.futex_waits, 0);
     CHECK_EQ(s.heaps, 2);
     /* Frees from this thread go to each block's own arena. */
-    _fa_lab_instance_free(lab, a.first);
-    _fa_lab_instance_free(lab, a.second);
+    _fa_lab_instance_free(lab, a.first, "free");
+    _fa_lab_instance_free(lab, a.second, "free");
     CHECK_EQ(fa_lab_slot_heap(lab, 0)->count.frees, 1);
     CHECK_EQ(fa_lab_slot_heap(lab, 1)->count.frees, 1);
-    _fa_lab_instance_free(lab, mine);
+    _fa_lab_instance_free(lab, mine, "free");
     CHECK_EQ(_fa_lab_instance_check(lab), 2);
     sem_destroy(&a.go);
     sem_destroy(&a.done);
@@ -170,7 +170,7 @@ static void *owner_thread(void *arg)
     sem_wait(&t->go);                                 /* main freed the block meanwhile */
     void *q = _fa_lab_instance_alloc(t->lab, 0, 300); /* takes the remote frees back first */
     CHECK(q == t->block);                             /* ... so the same block serves again */
-    _fa_lab_instance_free(t->lab, q);
+    _fa_lab_instance_free(t->lab, q, "free");
     if (t->exit_lab)
         _fa_lab_instance_thread_exit(t->lab);
     return NULL;
@@ -181,7 +181,7 @@ static void *adopter_thread(void *arg)
     struct thread_script *t = arg;
     t->block = _fa_lab_instance_alloc(t->lab, 0, 300);
     t->heap = _fa_lab_tls.heap;
-    _fa_lab_instance_free(t->lab, t->block);
+    _fa_lab_instance_free(t->lab, t->block, "free");
     _fa_lab_instance_thread_exit(t->lab);
     return NULL;
 }
@@ -200,7 +200,7 @@ static void test_thread_mode(void)
     CHECK_EQ(pthread_create(&th, NULL, owner_thread, &t), 0);
     sem_wait(&t.done);
     CHECK(t.heap != main_heap);
-    _fa_lab_instance_free(lab, t.block); /* a remote free: onto the owner's list */
+    _fa_lab_instance_free(lab, t.block, "free"); /* a remote free: onto the owner's list */
     CHECK(__atomic_load_n(&t.heap->remote, __ATOMIC_ACQUIRE) == t.block);
     CHECK_EQ(FA_HEAP_READ(t.heap, frees), 0);
     sem_post(&t.go);
@@ -216,7 +216,7 @@ static void test_thread_mode(void)
     CHECK(u.heap == t.heap);
     CHECK(in_slot(lab, fa_lab_slot_of_heap(lab, t.heap), u.block));
 
-    _fa_lab_instance_free(lab, mine); /* our own heap: a local free */
+    _fa_lab_instance_free(lab, mine, "free"); /* our own heap: a local free */
     CHECK_EQ(FA_HEAP_READ(main_heap, frees), 1);
     struct fa_lab_stats s = stats(lab);
     CHECK_EQ(s.heaps, 2);

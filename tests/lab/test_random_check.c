@@ -49,7 +49,7 @@ static void t_free(struct target *t, void *p)
     if (t->heap)
         _fa_classic_heap_free(t->heap, p, "free");
     else
-        _fa_lab_instance_free(t->lab, p);
+        _fa_lab_instance_free(t->lab, p, "free");
 }
 
 /* realloc; NULL only if out of memory (the bare heap moves by hand, like the lab does). */

@@ -70,7 +70,7 @@ static void verify_and_free(struct worker *w, struct item *it, fa_rng *rng)
         CHECK_PATTERN(q, it->n < n ? it->n : n, it->id);
         it->p = q;
     }
-    _fa_lab_instance_free(w->lab, it->p);
+    _fa_lab_instance_free(w->lab, it->p, "free");
     w->frees++;
 }
 
@@ -238,7 +238,7 @@ static void test_no_overlap(enum fa_lock_mode lock)
                   regions[i - 1].bytes, (unsigned long)regions[i].start);
     /* Frees from this thread: remote in thread mode, into each block's own arena otherwise. */
     for (unsigned i = 0; i < THREADS * ITEMS; i++)
-        _fa_lab_instance_free(lab, (void *)regions[i].start);
+        _fa_lab_instance_free(lab, (void *)regions[i].start, "free");
     struct fa_lab_stats s;
     _fa_lab_instance_stats(lab, &s);
     CHECK_EQ(s.mallocs, THREADS * ITEMS);

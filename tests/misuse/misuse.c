@@ -1,0 +1,338 @@
+/* The C cases of the misuse battery (tools/misuse.sh): each run makes one heap bug on purpose.
+ *
+ *   misuse <case> <size>        misuse list   (prints the case names)
+ *
+ * Built by tools/misuse.sh with -O0 -fno-builtin-malloc/free/calloc/realloc; the frame (setup,
+ * phases, the "after" allocations, exit codes) is in misuse.h. free_sized is looked up with
+ * dlsym, so the program also runs where the C library lacks it (then those cases are n/a).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "misuse.h"
+
+typedef void (*free_sized_fn)(void *, size_t);
+
+static char global_array[64] __attribute__((aligned(64)));
+static unsigned char pattern[(1u << 20) + 64]; /* the bytes an overflow writes (0x41) */
+
+static free_sized_fn find_free_sized(void)
+{
+    return (free_sized_fn)dlsym(RTLD_DEFAULT, "free_sized");
+}
+
+/* The buggy calls, through non-inlined functions on laundered pointers so that gcc neither
+ * folds them nor sees them. */
+static __attribute__((noinline)) void bad_free(void *p)
+{
+    free(mu_launder(p));
+}
+
+static __attribute__((noinline)) void *bad_realloc(void *p, size_t n)
+{
+    return realloc(mu_launder(p), n);
+}
+
+static __attribute__((noinline)) void write_loop(char *p, ptrdiff_t at, size_t len)
+{
+    volatile char *v = (volatile char *)mu_launder(p);
+    for (size_t i = 0; i < len; i++)
+        v[at + (ptrdiff_t)i] = 0x41;
+}
+
+static __attribute__((noinline)) void write_memcpy(char *p, ptrdiff_t at, size_t len)
+{
+    char *d = (char *)mu_launder(p);
+    memcpy(d + at, pattern, len);
+}
+
+/* free(p) twice. */
+static int double_free(size_t n)
+{
+    char *p = mu_alloc(n);
+    mu_free(p);
+    mu_phase("bug");
+    bad_free(p);
+    return MU_OK;
+}
+
+/* free(p), other allocations and frees (some kept), then free(p) again: p is free but no
+ * longer the most recently freed block of its size. */
+static int double_free_between(size_t n)
+{
+    char *p = mu_alloc(n);
+    char *a = mu_alloc(n);
+    char *b = mu_alloc(n);
+    mu_alloc(n); /* kept */
+    mu_free(p);
+    mu_free(a);
+    mu_alloc(4 * n + 64);  /* another size class, kept */
+    char *c = mu_alloc(n); /* kept: takes a in a LIFO allocator */
+    memset(c, 0x44, n);
+    mu_free(b);
+    char *d = mu_alloc(24);
+    mu_alloc(n + 100); /* kept */
+    mu_free(d);
+    mu_phase("bug");
+    bad_free(p);
+    return MU_OK;
+}
+
+/* free(p), then realloc(p, 2n). */
+static int double_free_realloc(size_t n)
+{
+    char *p = mu_alloc(n);
+    mu_free(p);
+    mu_phase("bug");
+    mu_track(bad_realloc(p, 2 * n), 2 * n);
+    return MU_OK;
+}
+
+/* free_sized(p, n) twice. */
+static int double_free_sized(size_t n)
+{
+    free_sized_fn fs = find_free_sized();
+    if (!fs)
+        return MU_NA;
+    char *p = mu_alloc(n);
+    mu_untrack(p);
+    fs(mu_launder(p), n);
+    mu_phase("bug");
+    fs(mu_launder(p), n);
+    return MU_OK;
+}
+
+/* free_sized(p, n + 64): the wrong size. */
+static int mismatch_free_sized(size_t n)
+{
+    free_sized_fn fs = find_free_sized();
+    if (!fs)
+        return MU_NA;
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    mu_untrack(p);
+    mu_phase("bug");
+    fs(mu_launder(p), n + 64);
+    return MU_OK;
+}
+
+/* free(p + 16) of a live block of at least 64 bytes. The block stays tracked (it is live). */
+static int invalid_interior(size_t n)
+{
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    mu_phase("bug");
+    bad_free(p + 16);
+    return MU_OK;
+}
+
+static int invalid_stack(size_t n)
+{
+    (void)n;
+    char buf[64] __attribute__((aligned(64)));
+    memset(buf, 0x11, sizeof buf);
+    mu_phase("bug");
+    bad_free(buf);
+    return MU_OK;
+}
+
+static int invalid_global(size_t n)
+{
+    (void)n;
+    mu_phase("bug");
+    bad_free(global_array);
+    return MU_OK;
+}
+
+/* Map the unmapped pages of [from, from + len) (anonymous, read-write), so that a large
+ * overflow runs through whatever memory follows the block instead of faulting in the program's
+ * own write at the end of the block's mapping. Mapped pages are left alone: they are what the
+ * overflow smashes. 0 if a page could not be mapped. */
+static int map_holes(char *from, size_t len)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)from & ~(page - 1);
+    uintptr_t end = ((uintptr_t)from + len + page - 1) & ~(page - 1);
+    for (; a < end; a += page) {
+        unsigned char resident;
+        if (mincore((void *)a, page, &resident) == 0)
+            continue;
+        if (errno != ENOMEM)
+            return 0;
+        void *m = mmap((void *)a, page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m != (void *)a)
+            return 0;
+    }
+    return 1;
+}
+
+enum how { BY_LOOP, BY_MEMCPY, BY_LOOP_REALLOC };
+
+/* Write `len` bytes past the requested size, then free (or realloc to 2n). */
+static int overflow(size_t n, size_t len, enum how how)
+{
+    if (len > 4096 && n < (256u << 10))
+        return MU_NA; /* a 1 MiB overflow only from 256 KiB on */
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    if (len > 4096 && !map_holes(p + n, len))
+        return MU_NA;
+    mu_phase("bug");
+    if (how == BY_MEMCPY)
+        write_memcpy(p, (ptrdiff_t)n, len);
+    else
+        write_loop(p, (ptrdiff_t)n, len);
+    mu_phase("free");
+    if (how == BY_LOOP_REALLOC) {
+        mu_untrack(p);
+        mu_track(bad_realloc(p, 2 * n), 2 * n);
+    } else {
+        mu_free(p);
+    }
+    return MU_OK;
+}
+
+/* Write `len` bytes just before the block, then free it. */
+static int underflow(size_t n, size_t len)
+{
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    mu_phase("bug");
+    write_loop(p, -(ptrdiff_t)len, len);
+    mu_phase("free");
+    mu_free(p);
+    return MU_OK;
+}
+
+/* free(p), then write 16 bytes at p. */
+static int write_after_free(size_t n)
+{
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    mu_free(p);
+    mu_phase("bug");
+    write_loop(p, 0, 16);
+    return MU_OK;
+}
+
+/* Does malloc(n) right after free(p) give p back? (quarantine) */
+static int reuse_after_free(size_t n)
+{
+    char *p = mu_alloc(n);
+    mu_free(p);
+    mu_phase("bug");
+    char *q = mu_alloc(n);
+    return q == p ? MU_REUSED : MU_OK;
+}
+
+static int overflow_1_loop(size_t n)
+{
+    return overflow(n, 1, BY_LOOP);
+}
+static int overflow_1_memcpy(size_t n)
+{
+    return overflow(n, 1, BY_MEMCPY);
+}
+static int overflow_1_realloc(size_t n)
+{
+    return overflow(n, 1, BY_LOOP_REALLOC);
+}
+static int overflow_32_loop(size_t n)
+{
+    return overflow(n, 32, BY_LOOP);
+}
+static int overflow_32_memcpy(size_t n)
+{
+    return overflow(n, 32, BY_MEMCPY);
+}
+static int overflow_32_realloc(size_t n)
+{
+    return overflow(n, 32, BY_LOOP_REALLOC);
+}
+static int overflow_1m_loop(size_t n)
+{
+    return overflow(n, 1u << 20, BY_LOOP);
+}
+static int overflow_1m_memcpy(size_t n)
+{
+    return overflow(n, 1u << 20, BY_MEMCPY);
+}
+static int overflow_1m_realloc(size_t n)
+{
+    return overflow(n, 1u << 20, BY_LOOP_REALLOC);
+}
+static int underflow_1(size_t n)
+{
+    return underflow(n, 1);
+}
+static int underflow_32(size_t n)
+{
+    return underflow(n, 32);
+}
+
+static const struct {
+    const char *name;
+    int (*run)(size_t n);
+    size_t min_block; /* the block is at least this large (setup blocks too) */
+} cases[] = {
+    {"double-free", double_free, 0},
+    {"double-free-between", double_free_between, 0},
+    {"double-free-realloc", double_free_realloc, 0},
+    {"double-free-sized", double_free_sized, 0},
+    {"invalid-interior", invalid_interior, 64},
+    {"invalid-stack", invalid_stack, 0},
+    {"invalid-global", invalid_global, 0},
+    {"overflow-1-loop", overflow_1_loop, 0},
+    {"overflow-1-memcpy", overflow_1_memcpy, 0},
+    {"overflow-1-realloc", overflow_1_realloc, 0},
+    {"overflow-32-loop", overflow_32_loop, 0},
+    {"overflow-32-memcpy", overflow_32_memcpy, 0},
+    {"overflow-32-realloc", overflow_32_realloc, 0},
+    {"overflow-1M-loop", overflow_1m_loop, 0},
+    {"overflow-1M-memcpy", overflow_1m_memcpy, 0},
+    {"overflow-1M-realloc", overflow_1m_realloc, 0},
+    {"underflow-1", underflow_1, 0},
+    {"underflow-32", underflow_32, 0},
+    {"write-after-free", write_after_free, 0},
+    {"reuse-after-free", reuse_after_free, 0},
+    {"mismatch-free-sized", mismatch_free_sized, 0},
+};
+
+int main(int argc, char **argv)
+{
+    size_t ncases = sizeof cases / sizeof cases[0];
+    if (argc == 2 && strcmp(argv[1], "list") == 0) {
+        for (size_t i = 0; i < ncases; i++)
+            printf("%s\n", cases[i].name);
+        return MU_OK;
+    }
+    size_t n;
+    if (argc != 3 || !mu_size_arg(argv[2], &n)) {
+        fprintf(stderr, "usage: %s <case> <size> | list\n", argv[0]);
+        return MU_USAGE;
+    }
+    memset(pattern, 0x41, sizeof pattern);
+    for (size_t i = 0; i < ncases; i++) {
+        if (strcmp(argv[1], cases[i].name) != 0)
+            continue;
+        if (n < cases[i].min_block)
+            n = cases[i].min_block;
+        if (n == 0)
+            n = 64; /* the size-independent cases */
+        mu_setup(n);
+        int rc = cases[i].run(n);
+        if (rc == MU_NA)
+            return rc;
+        return mu_after(n, rc);
+    }
+    fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[1]);
+    return MU_USAGE;
+}

@@ -1,0 +1,135 @@
+/* The C++ cases of the misuse battery (tools/misuse.sh): new/delete misused on purpose.
+ *
+ *   misuse_cxx <case> <size>    misuse_cxx list   (prints the case names)
+ *
+ * <size> is 8, 4096 or 262144 (the object types are templates). Built with -O0
+ * -fsized-deallocation. The objects have a destructor, so new T[k] puts a cookie (the count)
+ * before the array and delete[] reads it: what mixing the two forms really does. The frame
+ * (setup, phases, "after", exit codes) is in misuse.h.
+ */
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+#include "misuse.h"
+
+static volatile unsigned mu_sink;
+
+template <size_t N> struct Blob {
+    unsigned char b[N];
+    Blob() { b[0] = 1; }
+    ~Blob() { mu_sink = mu_sink + b[0]; }
+};
+
+template <class T> static T *launder_as(T *p)
+{
+    return static_cast<T *>(mu_launder(p));
+}
+
+/* delete p twice (sized operator delete, after the destructor). */
+template <size_t N> static int double_delete()
+{
+    Blob<N> *p = new Blob<N>;
+    delete p;
+    mu_phase("bug");
+    delete launder_as(p);
+    return MU_OK;
+}
+
+/* delete[] p twice, p = new char[n] (no cookie: this reaches the allocator). */
+template <size_t N> static int double_delete_array()
+{
+    char *p = new char[N];
+    memset(p, 0x11, N);
+    delete[] p;
+    mu_phase("bug");
+    delete[] launder_as(p);
+    return MU_OK;
+}
+
+/* delete of a new[] block: frees 8 bytes past the start (after the cookie). */
+template <size_t N> static int delete_new_array()
+{
+    Blob<N> *p = new Blob<N>[1];
+    mu_phase("bug");
+    delete launder_as(p);
+    return MU_OK;
+}
+
+/* delete[] of a new block: reads a "count" from the 8 bytes before it. */
+template <size_t N> static int delete_array_new()
+{
+    Blob<N> *p = new Blob<N>;
+    mu_phase("bug");
+    delete[] launder_as(p);
+    return MU_OK;
+}
+
+/* operator delete(p, n + 64) of operator new(n). */
+template <size_t N> static int sized_delete_wrong()
+{
+    void *p = ::operator new(N);
+    memset(p, 0x11, N);
+    mu_phase("bug");
+    ::operator delete(mu_launder(p), N + 64);
+    return MU_OK;
+}
+
+/* operator delete(p + 16) of a live block of at least 64 bytes (stays tracked). */
+template <size_t N> static int delete_interior()
+{
+    const size_t m = N < 64 ? 64 : N;
+    char *p = static_cast<char *>(::operator new(m));
+    memset(p, 0x11, m);
+    mu_track(p, m);
+    mu_phase("bug");
+    ::operator delete(mu_launder(p + 16));
+    return MU_OK;
+}
+
+template <size_t N> static int run(const char *name)
+{
+    if (!strcmp(name, "cxx-double-delete"))
+        return double_delete<N>();
+    if (!strcmp(name, "cxx-double-delete-array"))
+        return double_delete_array<N>();
+    if (!strcmp(name, "cxx-delete-new-array"))
+        return delete_new_array<N>();
+    if (!strcmp(name, "cxx-delete-array-new"))
+        return delete_array_new<N>();
+    if (!strcmp(name, "cxx-sized-delete-wrong"))
+        return sized_delete_wrong<N>();
+    if (!strcmp(name, "cxx-delete-interior"))
+        return delete_interior<N>();
+    return -1;
+}
+
+static const char *const cases[] = {
+    "cxx-double-delete",    "cxx-double-delete-array", "cxx-delete-new-array",
+    "cxx-delete-array-new", "cxx-sized-delete-wrong",  "cxx-delete-interior",
+};
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "list")) {
+        for (const char *c : cases)
+            printf("%s\n", c);
+        return MU_OK;
+    }
+    size_t n;
+    if (argc != 3 || !mu_size_arg(argv[2], &n) || (n != 8 && n != 4096 && n != 262144)) {
+        fprintf(stderr, "usage: %s <case> 8|4096|262144 | list\n", argv[0]);
+        return MU_USAGE;
+    }
+    bool known = false;
+    for (const char *c : cases)
+        known = known || !strcmp(argv[1], c);
+    if (!known) {
+        fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[1]);
+        return MU_USAGE;
+    }
+    size_t block = !strcmp(argv[1], "cxx-delete-interior") && n < 64 ? 64 : n;
+    mu_setup(block);
+    int rc = n == 8 ? run<8>(argv[1]) : n == 4096 ? run<4096>(argv[1]) : run<262144>(argv[1]);
+    return mu_after(block, rc);
+}
