@@ -137,6 +137,13 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         return NULL;
     }
     size = fa_align_up(size, FA_OS_PAGE);
+    /* A block from a cached mapping starts one page further than the block freed there last
+     * (and back again the next time), so that a second free of the old block is reported,
+     * not taken for a free of the new one. The extra page is address space; it is touched
+     * only as the block's own memory. */
+    bool shiftable = alignment <= FA_OS_PAGE;
+    if (shiftable)
+        size += FA_OS_PAGE;
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
     fa_segment_t *seg = base_align == FA_SEG_SIZE ? cache_take(size) : NULL;
     bool fresh = seg == NULL;
@@ -152,6 +159,8 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     }
     if (fresh)
         seg->large_slack = 0;
+    else if (shiftable && seg->large_block == (uintptr_t)seg + offset)
+        offset += FA_OS_PAGE;
     seg->kind = FA_SEG_LARGE;
     seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
     seg->page_count = 1;
