@@ -97,8 +97,10 @@ FA_API void *fa_realloc(void *p, size_t n)
         fa_free_inline(p, "realloc");
         return NULL;
     }
-    if (_fa_lab_active && _fa_lab_owns(p))
+    if (_fa_lab_active && _fa_lab_owns(p)) {
+        _fa_heap_watch_thread_exit(); /* realloc may be this thread's first lab allocation */
         return _fa_lab_realloc(p, n);
+    }
     fa_segment_t *seg;
     size_t usable = _fa_usable_size(p, "realloc", &seg);
     /* Keep the block when the new size fits and does not waste more than half of it. */

@@ -27,8 +27,10 @@ void *_fa_malloc_aligned(size_t alignment, size_t n)
         errno = ENOMEM;
         return NULL;
     }
-    if (_fa_lab_active)
+    if (_fa_lab_active) {
+        _fa_heap_watch_thread_exit(); /* a lab thread's heap goes back when the thread ends */
         return _fa_lab_aligned(alignment, n);
+    }
     size_t want = n > alignment ? n : alignment;
     if (want <= FA_MEDIUM_MAX) {
         size_t bin = fa_bin_of(want);

@@ -4,13 +4,14 @@
 # vary a little from run to run: coverage feeds back, and the allocator's branches depend on
 # addresses (ASLR) and on its purge thread's timing. Any failed check, sanitizer report or crash
 # fails the test, and the input is kept in <build>/tests/fuzz/work-<test>/.
-# Tests: fuzz/fast and fuzz/lab-<policy>-<index>[-variant], label "fuzz".
+# Tests: fuzz/fast, fuzz/lab-<policy>-<index>[-variant], and the multi-threaded target under the
+# fast engine and each lab lock mode: fuzz/threads-fast, fuzz/threads-lab-<lock>; label "fuzz".
 
 find_program(FITALLOC_BASH bash REQUIRED)
 set(_fz_src "${PROJECT_SOURCE_DIR}/tests/fuzz")
 set(_fz_bin "${PROJECT_BINARY_DIR}/tests/fuzz")
 
-foreach(_fz fast lab)
+foreach(_fz fast lab threads)
     add_executable(fuzz_${_fz} "${_fz_src}/fuzz_${_fz}.c")
     set_target_properties(fuzz_${_fz} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${_fz_bin}")
     target_compile_options(fuzz_${_fz} PRIVATE -Wall -Wextra -fsanitize=fuzzer)
@@ -21,9 +22,11 @@ endforeach()
 # Inputs per test: smoke keeps the whole stage under a minute on 2 cores; real is 5 times that.
 set(_fz_runs_fast 40000)
 set(_fz_runs_lab 16000)
+set(_fz_runs_threads 4000)
 if(FITALLOC_TEST_SIZE STREQUAL "real")
     math(EXPR _fz_runs_fast "${_fz_runs_fast} * 5")
     math(EXPR _fz_runs_lab "${_fz_runs_lab} * 5")
+    math(EXPR _fz_runs_threads "${_fz_runs_threads} * 5")
 endif()
 
 # _fa_fuzz_test(<name> <target> <runs> [ENV=value...])
@@ -53,3 +56,10 @@ _fa_fuzz_test(lab-first-list-nocoalesce fuzz_lab ${_fz_runs_lab} ${_fz_lab}
     FITALLOC_POLICY=first FITALLOC_LAB_INDEX=list FITALLOC_LAB_COALESCE=0 FITALLOC_LAB_ARENA=256K)
 _fa_fuzz_test(lab-best-tree-arena64k fuzz_lab ${_fz_runs_lab} ${_fz_lab}
     FITALLOC_POLICY=best FITALLOC_LAB_INDEX=tree FITALLOC_LAB_ARENA=65536)
+
+# 2-4 threads per input, handing blocks to each other (fuzz_threads.c).
+_fa_fuzz_test(threads-fast fuzz_threads ${_fz_runs_threads})
+foreach(_fz global thread arenas)
+    _fa_fuzz_test(threads-lab-${_fz} fuzz_threads ${_fz_runs_threads} FITALLOC_MODE=lab
+        FITALLOC_LOCK=${_fz})
+endforeach()
