@@ -51,11 +51,14 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
     return block;
 }
 
-size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out)
+/* The usable size of the block p starts, with its segment and (small and medium) page. */
+static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_out,
+                          fa_page_t **page_out)
 {
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     *seg_out = seg;
+    *page_out = page;
     if (!seg)
         _fa_bad_pointer(caller, p);
     if (seg->kind == FA_SEG_LARGE) {
@@ -63,8 +66,6 @@ size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out
             _fa_bad_pointer(caller, p);
         return seg->large_usable;
     }
-    if (_fa_block_is_free(page, p))
-        _fa_double_free(caller, p, page->block_size);
     return page->block_size;
 }
 
@@ -102,7 +103,10 @@ FA_API void *fa_realloc(void *p, size_t n)
         return _fa_lab_realloc(p, n);
     }
     fa_segment_t *seg;
-    size_t usable = _fa_usable_size(p, "realloc", &seg);
+    fa_page_t *page;
+    size_t usable = usable_size(p, "realloc", &seg, &page);
+    if (seg->kind != FA_SEG_LARGE && _fa_block_is_free(page, p))
+        _fa_double_free("realloc", p, usable);
     /* Keep the block when the new size fits and does not waste more than half of it. */
     if (n <= usable && (n >= usable / 2 || usable <= 64))
         return p;
@@ -132,7 +136,8 @@ FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
 FA_API size_t fa_malloc_usable_size(const void *p)
 {
     fa_segment_t *seg;
+    fa_page_t *page;
     if (p && _fa_lab_active && _fa_lab_owns(p))
         return _fa_lab_usable_size(p);
-    return p ? _fa_usable_size(p, "malloc_usable_size", &seg) : 0;
+    return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
 }

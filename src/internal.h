@@ -80,7 +80,6 @@ void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
 /* alloc.c */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
-size_t _fa_usable_size(const void *p, const char *caller, fa_segment_t **seg_out);
 
 /* alloc_aligned.c */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
