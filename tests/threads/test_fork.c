@@ -159,7 +159,10 @@ static void child_main(int iteration)
     CHECK_EQ(fa_stats_get(&s), 0);
     CHECK_GE(s.allocs, 1536);
 
-#if !FA_TEST_TSAN /* TSan does not support threads after a multi-threaded fork */
+/* Not under the sanitizers: TSan does not support threads after a multi-threaded fork, and
+ * gcc 12's ASan runtime does not hold its own allocator's lock across fork, so a child whose
+ * parent had a thread inside ASan's malloc deadlocks in pthread_create (3 runs in 20 here). */
+#if !FA_TEST_SANITIZED
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, child_thread, NULL), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
