@@ -3,7 +3,6 @@
  * forked child whose stderr goes to a pipe. */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,62 +10,38 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "fitalloc.h"
 
 static char global_array[256] __attribute__((aligned(64)));
 
 enum op { OP_FREE, OP_REALLOC };
 
-static char out[8192];
+static char out[8192]; /* the stderr of the last child */
 
-/* Run op(bad) in a child; return its wait status, its stderr in `out`. */
-static int run_child(enum op op, void *bad)
+struct bad_call {
+    enum op op;
+    void *bad;
+};
+
+/* The child's work: op(bad), which must not return (the invalid pointer must be detected). */
+static void call_bad(void *arg)
 {
-    int fds[2];
-    CHECK_EQ(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        if (dup2(fds[1], 2) != 2)
-            _exit(90);
-        close(fds[1]);
-        alarm(20);
-        if (op == OP_FREE) {
-            fa_free(bad);
-        } else {
-            void *volatile q = fa_realloc(bad, 200);
-            (void)q;
-        }
-        _exit(91); /* returned: the invalid pointer was not detected */
+    const struct bad_call *c = (const struct bad_call *)arg;
+    if (c->op == OP_FREE) {
+        fa_free(c->bad);
+    } else {
+        void *volatile q = fa_realloc(c->bad, 200);
+        (void)q;
     }
-    close(fds[1]);
-    size_t len = 0;
-    for (;;) {
-        ssize_t k = read(fds[0], out + len, sizeof out - 1 - len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        len += (size_t)k;
-        if (len == sizeof out - 1)
-            break;
-    }
-    out[len] = 0;
-    close(fds[0]);
-    int status = 0;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    return status;
 }
 
 static void expect_abort(const char *what, enum op op, void *bad)
 {
-    int status = run_child(op, bad);
+    struct bad_call call = {op, bad};
+    int status = fa_test_run_child(call_bad, &call, out, sizeof out);
     char ptr[64];
     snprintf(ptr, sizeof ptr, "%p", bad);
     CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,

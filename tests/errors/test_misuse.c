@@ -9,58 +9,23 @@
  * A non-canonical alias of an interior pointer must end the child by a signal, never let it
  * go on. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "fitalloc.h"
 
-static char out[8192];
-
-/* Run fn(arg) in a child with stderr in `out`; return its wait status. */
-static int run_child(void (*fn)(void *), void *arg)
-{
-    int fds[2];
-    CHECK_EQ(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        if (dup2(fds[1], 2) != 2)
-            _exit(90);
-        alarm(20);
-        fn(arg);
-        _exit(91); /* the misuse went unnoticed */
-    }
-    close(fds[1]);
-    size_t len = 0;
-    ssize_t k;
-    while (len < sizeof out - 1 && (k = read(fds[0], out + len, sizeof out - 1 - len)) != 0) {
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            break;
-        len += (size_t)k;
-    }
-    out[len] = 0;
-    close(fds[0]);
-    int status = 0;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    return status;
-}
+static char out[8192]; /* the stderr of the last child */
 
 /* The child must abort with a line that contains `expected` (printf-formatted). */
 static void expect_report(const char *name, void (*fn)(void *), void *arg, const char *expected)
 {
-    int status = run_child(fn, arg);
+    int status = fa_test_run_child(fn, arg, out, sizeof out);
     CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
               "%s: child did not abort (status %#x), stderr: %s", name, status, out);
     CHECK_MSG(strstr(out, expected) != NULL, "%s: stderr lacks \"%s\": %s", name, expected, out);
@@ -237,7 +202,7 @@ int main(void)
     EXPECT("interior pointer", free_interior, "fitalloc: free(): invalid pointer %p",
            (char *)p + 16);
     EXPECT("segment header", free_header, "fitalloc: free(): invalid pointer 0x");
-    int status = run_child(free_noncanonical, NULL);
+    int status = fa_test_run_child(free_noncanonical, NULL, out, sizeof out);
     CHECK_MSG(WIFSIGNALED(status), "non-canonical interior pointer: status %#x, %s", status, out);
     fa_free(p);
     EXPECT("double free of a released page's block", double_free_released_page,

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "../../src/lab/lab_instance.h"
 #include "check.h"
+#include "child.h"
 
 static char out[4096];
 
@@ -32,32 +32,21 @@ static struct fa_lab *make_lab(enum fa_lock_mode lock, size_t arena, size_t dire
     return lab;
 }
 
+struct void_fn {
+    void (*fn)(void);
+};
+
+static void call_void_fn(void *arg)
+{
+    ((const struct void_fn *)arg)->fn();
+}
+
 /* Run fn in a child: it prints "pointer <p>" and must then die of SIGABRT printing
  * "fitalloc: <caller>(): <what> <p>". */
 static void expect_abort(const char *name, void (*fn)(void), const char *caller, const char *what)
 {
-    int fds[2];
-    CHECK_EQ(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        alarm(20);
-        fn();
-        _exit(91); /* not detected */
-    }
-    close(fds[1]);
-    size_t len = 0;
-    ssize_t k;
-    while ((k = read(fds[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)k;
-    out[len] = 0;
-    close(fds[0]);
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    struct void_fn call = {fn};
+    int status = fa_test_run_child(call_void_fn, &call, out, sizeof out);
     CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
               "%s: child did not abort (status %#x), stderr: %s", name, status, out);
     char pointer[64] = "", expected[160];

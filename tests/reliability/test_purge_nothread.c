@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "fitalloc.h"
+#include "rss.h"
 
 #define MIB (1024ul * 1024ul)
 
@@ -29,16 +30,6 @@ const char *__tsan_default_options(void)
     return "atexit_sleep_ms=0";
 }
 #endif
-
-static unsigned long rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long size = 0, resident = 0;
-    CHECK(f != NULL);
-    CHECK_EQ(fscanf(f, "%lu %lu", &size, &resident), 2);
-    fclose(f);
-    return resident * (unsigned long)sysconf(_SC_PAGESIZE);
-}
 
 static int thread_count(void)
 {
@@ -94,7 +85,7 @@ static int child(void)
     CHECK(blocks != NULL);
     fa_rng r;
     fa_rng_seed(&r, 42);
-    unsigned long rss_before = rss_bytes();
+    unsigned long rss_before = fa_test_rss_bytes();
     while (got < total && nblocks < cap) {
         size_t n = fa_rng_below(&r, 4) ? 16 + (size_t)fa_rng_below(&r, 2000)
                                        : 8192 + (size_t)fa_rng_below(&r, 56 * 1024);
@@ -105,7 +96,7 @@ static int child(void)
         got += n;
     }
     CHECK_GE(got, total);
-    unsigned long rss_peak = rss_bytes();
+    unsigned long rss_peak = fa_test_rss_bytes();
     uint64_t committed_peak = committed();
     CHECK_GE(committed_peak, total);
     if (!FA_TEST_SANITIZED)
@@ -115,7 +106,7 @@ static int child(void)
     fa_free(blocks);
 
     /* Keep working for up to 20 s (the delay is 50 ms); stop once memory is back. */
-    unsigned long rss_now = rss_bytes();
+    unsigned long rss_now = fa_test_rss_bytes();
     uint64_t committed_now = committed();
     double start = now_s(), until = start + 20;
     int rounds = 0;
@@ -124,7 +115,7 @@ static int child(void)
         rounds++;
         if (rounds % 16 == 0) {
             committed_now = committed();
-            rss_now = rss_bytes();
+            rss_now = fa_test_rss_bytes();
             if (committed_now < 24 * MIB && (FA_TEST_SANITIZED || rss_now < rss_before + 24 * MIB))
                 break;
             struct timespec pause = {0, 2 * 1000 * 1000};

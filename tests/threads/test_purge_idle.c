@@ -5,22 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "fitalloc.h"
+#include "rss.h"
 
 #define MIB (1024u * 1024u)
-
-static unsigned long rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long size = 0, resident = 0;
-    CHECK(f != NULL);
-    CHECK_EQ(fscanf(f, "%lu %lu", &size, &resident), 2);
-    fclose(f);
-    return resident * (unsigned long)sysconf(_SC_PAGESIZE);
-}
 
 static struct fa_stats snap(void)
 {
@@ -35,7 +25,7 @@ int main(void)
     enum { SMALL = 200000, LARGE = 8 };
     static void *small[SMALL];
     void *large[LARGE];
-    unsigned long rss_before = rss_bytes();
+    unsigned long rss_before = fa_test_rss_bytes();
     for (int i = 0; i < SMALL; i++) {
         size_t n = 64 + (size_t)(i % 7) * 96; /* 64 .. 640 bytes: many pages */
         small[i] = fa_malloc(n);
@@ -48,7 +38,7 @@ int main(void)
         memset(large[i], 0x5a, 3 * MIB);
     }
     struct fa_stats peak = snap();
-    unsigned long rss_peak = rss_bytes();
+    unsigned long rss_peak = fa_test_rss_bytes();
     CHECK_GE(peak.committed, 64ull * MIB);
     for (int i = 0; i < SMALL; i++)
         fa_free(small[i]);
@@ -57,10 +47,10 @@ int main(void)
 
     /* From here on: no allocator call. The delay is 100 ms by default; allow 20 s. */
     struct fa_stats now = snap();
-    unsigned long rss_now = rss_bytes();
+    unsigned long rss_now = fa_test_rss_bytes();
     for (int tries = 0; tries < 200; tries++) {
         now = snap();
-        rss_now = rss_bytes();
+        rss_now = fa_test_rss_bytes();
         if (now.committed < 8ull * MIB && (FA_TEST_SANITIZED || rss_now < rss_before + 16ul * MIB))
             break;
         struct timespec pause = {0, 100 * 1000 * 1000};

@@ -1,0 +1,62 @@
+/* Run a function in a forked child and capture what it writes to stderr.
+ *
+ * Header-only, like check.h. The helper itself allocates nothing: the pipe is read into the
+ * caller's buffer (and a stack scratch buffer once that is full), so between the fork and the
+ * child's end only fn itself may allocate.
+ */
+#ifndef FITALLOC_TESTS_CHILD_H
+#define FITALLOC_TESTS_CHILD_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* Fork; the child sends its stderr to a pipe, arms alarm(20) (a hang dies of SIGALRM), runs
+ * fn(arg) and exits with 91 if fn returns (90 if the pipe could not become its stderr). The
+ * parent reads the child's stderr to the end (retrying on EINTR) into out, NUL-terminated and
+ * cut to out_size - 1 bytes (out_size > 0), waits for the child and returns its wait status. */
+static inline int fa_test_run_child(void (*fn)(void *), void *arg, char *out, size_t out_size)
+{
+    int fds[2];
+    CHECK(out_size > 0);
+    CHECK_EQ(pipe(fds), 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (dup2(fds[1], 2) != 2)
+            _exit(90);
+        if (fds[1] != 2)
+            close(fds[1]);
+        alarm(20);
+        fn(arg);
+        _exit(91); /* the child was expected not to return from fn */
+    }
+    close(fds[1]);
+    size_t len = 0;
+    for (;;) {
+        char spill[256]; /* what does not fit in out: read and dropped, so the child never blocks */
+        char *to = len < out_size - 1 ? out + len : spill;
+        size_t room = len < out_size - 1 ? out_size - 1 - len : sizeof spill;
+        ssize_t k = read(fds[0], to, room);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        if (to != spill)
+            len += (size_t)k;
+    }
+    out[len] = 0;
+    close(fds[0]);
+    int status = 0;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+#endif /* FITALLOC_TESTS_CHILD_H */
