@@ -26,6 +26,8 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
             return NULL;
         }
     }
+    if (_fa_secure)
+        return _fa_secure_alloc(n, FA_ALIGN);
     if (n > FA_MEDIUM_MAX)
         return _fa_large_alloc(n, FA_ALIGN, false);
     /* The fast path lands here with a list head it must not follow: say so if it is not
@@ -40,12 +42,7 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
         errno = ENOMEM;
         return NULL;
     }
-    fa_block_t *block = page->free;
-    if (!fa_link_usable(block))
-        _fa_free_list_corrupt(page, "free list");
-    page->free = fa_link_decode(block->link);
-    block->mark = 0;
-    page->used++;
+    fa_block_t *block = fa_page_pop(page);
     FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
     return block;
@@ -66,7 +63,7 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
             _fa_bad_pointer(caller, p);
         return seg->large_usable;
     }
-    return page->block_size;
+    return page->secure ? _fa_secure_usable(page, p, caller) : page->block_size;
 }
 
 FA_API void *fa_malloc(size_t n)
@@ -95,7 +92,7 @@ FA_API void *fa_realloc(void *p, size_t n)
         return fa_malloc_inline(n);
     if (n == 0) {
         /* glibc's behaviour: free and return NULL. */
-        fa_free_inline(p, "realloc");
+        fa_free_inline(p, "realloc", 0);
         return NULL;
     }
     if (_fa_lab_active && _fa_lab_owns(p)) {
@@ -105,12 +102,23 @@ FA_API void *fa_realloc(void *p, size_t n)
     fa_segment_t *seg;
     fa_page_t *page;
     size_t usable = usable_size(p, "realloc", &seg, &page);
-    if (seg->kind != FA_SEG_LARGE && _fa_block_is_free(page, p))
+    bool large = seg->kind == FA_SEG_LARGE;
+    if (!large && _fa_block_is_free(page, p))
         _fa_double_free("realloc", p, usable);
-    /* Keep the block when the new size fits and does not waste more than half of it. */
-    if (n <= usable && (n >= usable / 2 || usable <= 64))
+    /* Keep the block when the new size fits and does not waste more than half of it. A secure
+     * block records the size asked for: it stays when its trailer still fits. */
+    bool secure = large ? seg->secure : page->secure;
+    if (secure && !large && _fa_secure_resize(page, p, n))
         return p;
-    if (seg->kind == FA_SEG_LARGE && n > FA_MEDIUM_MAX) {
+    if (secure && large && n > FA_MEDIUM_MAX) {
+        _fa_secure_large_check(seg, "realloc", 0);
+        void *q = _fa_secure_large_realloc(seg, n);
+        if (q)
+            return q;
+    }
+    if (!secure && n <= usable && (n >= usable / 2 || usable <= 64))
+        return p;
+    if (!secure && large && n > FA_MEDIUM_MAX) {
         void *q = _fa_large_realloc(seg, n);
         if (q)
             return q;
@@ -119,7 +127,7 @@ FA_API void *fa_realloc(void *p, size_t n)
     if (!q)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
-    fa_free_inline(p, "realloc");
+    fa_free_inline(p, "realloc", 0);
     return q;
 }
 

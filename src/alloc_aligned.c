@@ -31,6 +31,8 @@ void *_fa_malloc_aligned(size_t alignment, size_t n)
         _fa_heap_watch_thread_exit(); /* a lab thread's heap goes back when the thread ends */
         return _fa_lab_aligned(alignment, n);
     }
+    if (_fa_secure)
+        return _fa_secure_alloc(n, alignment);
     size_t want = n > alignment ? n : alignment;
     if (want <= FA_MEDIUM_MAX) {
         size_t bin = fa_bin_of(want);

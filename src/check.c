@@ -11,7 +11,7 @@
 
 static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
 {
-    uintptr_t owner = (uintptr_t)heap | (full ? FA_OWNER_FULL : 0);
+    uintptr_t owner = fa_owner_word(heap, page) | (full ? FA_OWNER_FULL : 0);
     REQUIRE(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == owner, page, "owner word");
     REQUIRE(__atomic_load_n(&page->state, __ATOMIC_RELAXED) == FA_PAGE_USED, page, "page state");
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");

@@ -38,8 +38,10 @@ static inline __attribute__((always_inline)) void *fa_malloc_inline(size_t n)
     return _fa_malloc_generic(n, heap);
 }
 
-/* caller: the function the program called ("free", "operator delete", ...), for reports. */
-static inline __attribute__((always_inline)) void fa_free_inline(void *p, const char *caller)
+/* caller: the function the program called ("free", "operator delete", ...), for reports;
+ * size: the size a sized free says the block has (0: not given), checked in secure mode. */
+static inline __attribute__((always_inline)) void fa_free_inline(void *p, const char *caller,
+                                                                 size_t size)
 {
     uintptr_t a = (uintptr_t)p;
     /* The chunk's index wraps for a non-canonical address instead of being range-checked: the
@@ -70,11 +72,11 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
                 _fa_page_emptied(page);
             return;
         }
-        _fa_free_in_page(p, seg, page,
-                         caller); /* another thread's page, a full page, a large block */
+        /* another thread's page, a full page, a large block, a secure page */
+        _fa_free_in_page(p, seg, page, caller, size);
         return;
     }
-    _fa_free_slow(p, caller);
+    _fa_free_slow(p, caller, size);
 }
 
 #endif

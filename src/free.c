@@ -75,11 +75,13 @@ void _fa_free_marked(void *p, fa_page_t *page, const char *caller)
 
 /* p lies in seg's page `page` (found by the fast path) but is not a local free into a page
  * with free blocks: validate it, then free it remotely, into our full page, or as a large block. */
-void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller)
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size)
 {
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
             _fa_bad_pointer(caller, p);
+        if (seg->secure)
+            _fa_secure_large_check(seg, caller, size);
         _fa_large_free(seg);
         return;
     }
@@ -88,17 +90,25 @@ void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *c
         _fa_bad_pointer(caller, p);
     if (_fa_block_is_free(page, p))
         _fa_double_free(caller, p, page->block_size);
+    if (page->secure)
+        _fa_secure_free(page, p, caller, size);
+    else
+        _fa_free_block(page, p);
+}
+
+void _fa_free_block(fa_page_t *page, fa_block_t *block)
+{
     fa_heap_t *heap = _fa_heap_tls;
     uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_RELAXED);
-    if ((owner & ~FA_OWNER_FULL) != (uintptr_t)heap)
-        free_remote(page, p);
+    if (fa_owner_heap(owner) != heap)
+        free_remote(page, block);
     else
-        free_local(heap, page, p);
+        free_local(heap, page, block);
 }
 
 /* Everything the fast path could not place in a page: NULL, foreign pointers, the interior
  * chunks of a large block aligned beyond 2 MiB. */
-void _fa_free_slow(void *p, const char *caller)
+void _fa_free_slow(void *p, const char *caller, size_t size)
 {
     if (!p)
         return;
@@ -110,23 +120,21 @@ void _fa_free_slow(void *p, const char *caller)
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     if (!seg)
         _fa_bad_pointer(caller, p);
-    _fa_free_in_page(p, seg, page, caller);
+    _fa_free_in_page(p, seg, page, caller, size);
 }
 
 FA_API void fa_free(void *p)
 {
-    fa_free_inline(p, "free");
+    fa_free_inline(p, "free", 0);
 }
 
 FA_API void fa_free_sized(void *p, size_t n)
 {
-    (void)n;
-    fa_free_inline(p, "free_sized");
+    fa_free_inline(p, "free_sized", n);
 }
 
 FA_API void fa_free_aligned_sized(void *p, size_t alignment, size_t n)
 {
     (void)alignment;
-    (void)n;
-    fa_free_inline(p, "free_aligned_sized");
+    fa_free_inline(p, "free_aligned_sized", n);
 }

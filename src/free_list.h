@@ -67,4 +67,16 @@ static inline bool fa_own_page_has_block(const fa_page_t *page, uintptr_t p)
     return (p - page->start) * page->magic < page->limit;
 }
 
+/* Take the head block of a page whose free list is not empty (the slow paths' pop). */
+static inline fa_block_t *fa_page_pop(fa_page_t *page)
+{
+    fa_block_t *block = page->free;
+    if (!fa_link_usable(block))
+        _fa_free_list_corrupt(page, "free list");
+    page->free = fa_link_decode(block->link);
+    block->mark = 0;
+    page->used++;
+    return block;
+}
+
 #endif

@@ -82,7 +82,7 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
     /* Slot k serves requests of 16(k-1)+1 .. 16k bytes (slot 0: malloc(0)). */
     size_t first = bin ? fa_bin_size(bin - 1) / FA_ALIGN + 1 : 0;
     for (size_t slot = first; slot <= size / FA_ALIGN; slot++)
-        heap->direct[slot] = head ? head : &_fa_page_empty;
+        heap->direct[slot] = head && !head->secure ? head : &_fa_page_empty; /* secure: slow */
 }
 
 static void release_page(fa_heap_t *heap, fa_page_t *page)
@@ -109,9 +109,9 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
 {
     queue_remove(&heap->queues[page->bin], page);
     queue_push_back(&heap->full, page);
-    __atomic_store_n(&page->owner, (uintptr_t)heap | FA_OWNER_FULL, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&page->owner, fa_owner_word(heap, page) | FA_OWNER_FULL, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&page->xfree, __ATOMIC_SEQ_CST)) {
-        __atomic_store_n(&page->owner, (uintptr_t)heap, __ATOMIC_RELAXED);
+        __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELAXED);
         queue_remove(&heap->full, page);
         queue_push_back(&heap->queues[page->bin], page);
     }
@@ -121,7 +121,7 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
 /* A page leaves the full list: back to its queue, or to its segment if it is empty. */
 static void move_from_full(fa_heap_t *heap, fa_page_t *page)
 {
-    __atomic_store_n(&page->owner, (uintptr_t)heap, __ATOMIC_RELAXED);
+    __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELAXED);
     queue_remove(&heap->full, page);
     _fa_page_collect(page);
     if (page->used == 0) {
@@ -141,7 +141,8 @@ static void collect_notified(fa_heap_t *heap)
         fa_page_t *next = page->notify_next;
         __atomic_store_n(&page->notified, 0, __ATOMIC_RELEASE);
         /* A stale notice (the page changed hands since) is dropped. */
-        if (__atomic_load_n(&page->owner, __ATOMIC_ACQUIRE) == ((uintptr_t)heap | FA_OWNER_FULL))
+        if (__atomic_load_n(&page->owner, __ATOMIC_ACQUIRE) ==
+            (fa_owner_word(heap, page) | FA_OWNER_FULL))
             move_from_full(heap, page);
         page = next;
     }
@@ -152,7 +153,7 @@ void _fa_heap_notify(fa_page_t *page)
     if (__atomic_exchange_n(&page->notified, 1, __ATOMIC_ACQ_REL))
         return;
     uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_ACQUIRE);
-    fa_heap_t *heap = (fa_heap_t *)(owner & ~FA_OWNER_FULL);
+    fa_heap_t *heap = fa_owner_heap(owner);
     if (!(owner & FA_OWNER_FULL) || !heap) {
         __atomic_store_n(&page->notified, 0, __ATOMIC_RELEASE);
         return;
@@ -191,7 +192,7 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
         if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
             continue;
         live--;
-        __atomic_store_n(&page->owner, (uintptr_t)heap, __ATOMIC_RELEASE);
+        __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELEASE);
         _fa_page_collect(page);
         if (page->used == 0) {
             release_page(heap, page); /* the last one may hand the whole segment to the cache */
@@ -324,6 +325,7 @@ void _fa_heap_abandon(fa_heap_t *heap)
 {
     if (heap == &_fa_heap_empty)
         return;
+    _fa_secure_flush(heap);
     _fa_heap_tls = &_fa_heap_empty;
     collect_notified(heap);
     for (size_t bin = 0; bin < FA_BINS; bin++) {

@@ -71,6 +71,7 @@ void _fa_process_init(void)
     }
     options_read = _fa_options_init();
     _fa_list_secret = _fa_os_random() | (uintptr_t)1 << 63; /* free_list.h: why the top bit */
+    _fa_secure_init();
     _fa_heap_process_init();
     start_lab_if_asked();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -83,6 +84,10 @@ __attribute__((constructor(101))) static void fa_constructor(void)
     if (!options_read) {
         options_read = _fa_options_init();
         start_lab_if_asked();
+        /* Blocks allocated before we could read the options stay in default pages. */
+        _fa_secure_init();
+        if (_fa_secure && _fa_heap_tls != &_fa_heap_empty)
+            _fa_heap_abandon(_fa_heap_tls);
     }
     _fa_started = true;
     /* The main thread's exit hook runs only if it calls pthread_exit: then the purger must
@@ -103,6 +108,8 @@ __attribute__((constructor(101))) static void fa_constructor(void)
 
 __attribute__((destructor(101))) static void fa_destructor(void)
 {
+    if (_fa_secure)
+        _fa_secure_check_quarantine();
     if (!fa_option(stats))
         return;
     if (_fa_lab_active)

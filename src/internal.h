@@ -33,6 +33,16 @@ static inline uintptr_t fa_align_up(uintptr_t x, uintptr_t a)
     return (x + a - 1) & ~(a - 1);
 }
 
+/* The owner word a heap gives its page, and the heap an owner word names. */
+static inline uintptr_t fa_owner_word(const struct fa_heap_s *heap, const fa_page_t *page)
+{
+    return (uintptr_t)heap | (page->secure ? FA_OWNER_SECURE : 0);
+}
+static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
+{
+    return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SECURE));
+}
+
 /* print.c */
 void _fa_vmessage(int fd, const char *fmt, va_list ap);
 void _fa_message(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -57,7 +67,9 @@ void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
 size_t _fa_segment_first_offset(int kind);
 
-/* page.c */
+/* page.c: free lists are built at most this many bytes (and so blocks) at a time */
+#define FA_EXTEND_BYTES 4096
+#define FA_EXTEND_MAX_BLOCKS (FA_EXTEND_BYTES / FA_ALIGN)
 void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin);
 void _fa_page_collect(fa_page_t *page);
 bool _fa_page_extend(fa_page_t *page);
@@ -85,11 +97,27 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
 void *_fa_malloc_aligned(size_t alignment, size_t n);
 
 /* free.c: `caller` names the function the program called, for reports */
-void _fa_free_slow(void *p, const char *caller);
-void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller);
+void _fa_free_slow(void *p, const char *caller, size_t size);
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size);
+void _fa_free_block(fa_page_t *page, fa_block_t *block); /* a checked block, no secure steps */
 void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
 void _fa_page_emptied(fa_page_t *page);
 bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
+
+/* secure.c: secure mode (FITALLOC_SECURE) */
+extern bool _fa_secure;
+void _fa_secure_init(void); /* after the options are read */
+void *_fa_secure_alloc(size_t n, size_t alignment);
+void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
+size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
+fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest);
+void _fa_secure_flush(fa_heap_t *heap); /* a thread's quarantine, at its exit */
+void _fa_secure_large_setup(fa_segment_t *seg, size_t n);
+void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size);
+bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place */
+void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
+void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
+void _fa_secure_check_quarantine(void);          /* at exit: this thread's held blocks */
 
 /* report.c */
 #define FA_REPORT __attribute__((noreturn, cold))
@@ -105,6 +133,7 @@ void _fa_large_free(fa_segment_t *seg);
 void *_fa_large_realloc(fa_segment_t *seg, size_t n);
 fa_segment_t *_fa_large_header(uintptr_t p);
 void _fa_large_purge(uint64_t now, bool force, long *next);
+void _fa_large_unmap(void *base, size_t size); /* a whole large mapping, with the statistics */
 
 /* purge.c */
 void _fa_purge_start(void);

@@ -115,19 +115,25 @@ static fa_segment_t *cache_take(size_t size)
     return found ? fit_mapping(found, size) : NULL;
 }
 
+void _fa_large_unmap(void *base, size_t size)
+{
+    fa_count(reserved, -(uint64_t)size);
+    fa_count(purged, size);
+    _fa_stats_commit(-(int64_t)size);
+    _fa_os_unmap(base, size);
+}
+
 static void unmap_large(fa_segment_t *seg)
 {
-    fa_count(reserved, -(uint64_t)seg->mapped);
-    fa_count(purged, seg->mapped);
-    _fa_stats_commit(-(int64_t)seg->mapped);
-    _fa_os_unmap(seg, seg->mapped);
+    _fa_large_unmap(seg, seg->mapped);
 }
 
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 {
     if (alignment < FA_ALIGN)
         alignment = FA_ALIGN;
-    size_t offset = fa_align_up(FA_LARGE_HEADER, alignment);
+    /* Secure mode keeps canary bytes between the header and the block. */
+    size_t offset = fa_align_up(FA_LARGE_HEADER + (_fa_secure ? FA_ALIGN : 0), alignment);
     /* At least one byte: with n == 0 and an alignment of a whole page or more, the block would
      * start where its mapping ends, which from 4 MiB up is the next chunk, maybe a segment's,
      * and map_block would overwrite that chunk's entry in the segment map. */
@@ -141,11 +147,12 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
      * (and back again the next time), so that a second free of the old block is reported,
      * not taken for a free of the new one. The extra page is address space; it is touched
      * only as the block's own memory. */
-    bool shiftable = alignment <= FA_OS_PAGE;
-    if (shiftable)
+    /* In secure mode the extra page is a guard page instead, and mappings are never reused. */
+    bool shiftable = alignment <= FA_OS_PAGE && !_fa_secure;
+    if (shiftable || _fa_secure)
         size += FA_OS_PAGE;
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
-    fa_segment_t *seg = base_align == FA_SEG_SIZE ? cache_take(size) : NULL;
+    fa_segment_t *seg = base_align == FA_SEG_SIZE && !_fa_secure ? cache_take(size) : NULL;
     bool fresh = seg == NULL;
     if (fresh) {
         seg = _fa_os_map_aligned(size, base_align);
@@ -167,7 +174,10 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     seg->heap = NULL;
     memset(&seg->pages[0], 0, sizeof(fa_page_t)); /* owner 0: frees always take the slow path */
     seg->large_block = (uintptr_t)seg + offset;
-    seg->large_usable = seg->mapped - offset;
+    seg->large_usable = _fa_secure ? n : seg->mapped - offset;
+    seg->secure = _fa_secure;
+    if (_fa_secure)
+        _fa_secure_large_setup(seg, n);
     map_block(seg, true);
     fa_count(large_allocs, 1);
     fa_count(large_in_use, seg->large_usable);
@@ -186,7 +196,8 @@ void _fa_large_free(fa_segment_t *seg)
     fa_count(large_in_use, -(uint64_t)seg->large_usable);
     bool cached = false;
     if (seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-        ((uintptr_t)seg & FA_SEG_MASK) == 0 && seg->mapped <= (size_t)fa_option(large_cache)) {
+        ((uintptr_t)seg & FA_SEG_MASK) == 0 && seg->mapped <= (size_t)fa_option(large_cache) &&
+        !seg->secure) {
         seg->cached_at = _fa_os_now_ms();
         fa_mutex_lock(&_fa_global_lock);
         for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
@@ -200,6 +211,8 @@ void _fa_large_free(fa_segment_t *seg)
     }
     if (cached)
         _fa_purge_kick();
+    else if (seg->secure)
+        _fa_secure_large_retire(seg);
     else
         unmap_large(seg);
 }

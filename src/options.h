@@ -18,6 +18,11 @@
     X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 64 << 20, 0,                                        \
       "bytes of freed large blocks kept mapped for reuse")                                         \
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
+    X(secure, "SECURE", FA_OPT_BOOL, 0, 0,                                                         \
+      "secure mode: canaries, quarantine, fill checks, random placement, guard pages")             \
+    X(secure_zero, "SECURE_ZERO", FA_OPT_BOOL, 0, 0, "secure mode: fill freed blocks with zeros")  \
+    X(quarantine, "QUARANTINE", FA_OPT_SIZE, 1 << 20, 0,                                           \
+      "secure mode: bytes of freed blocks each thread holds back from reuse")                      \
     X(policy, "POLICY", FA_OPT_CHOICE, 2, "first|next|best|worst|segregated",                      \
       "lab: placement policy")                                                                     \
     X(lab_index, "LAB_INDEX", FA_OPT_CHOICE, 0, "tree|list",                                       \

@@ -20,6 +20,10 @@ bool _fa_os_commit(void *p, size_t size);
 void _fa_os_decommit(void *p, size_t size);
 /* Unmap a range mapped by _fa_os_map_aligned or _fa_os_reserve. */
 void _fa_os_unmap(void *p, size_t size);
+/* Make [p, p+size) inaccessible (a guard page); errors are ignored. */
+void _fa_os_protect(void *p, size_t size);
+/* Make [p, p+size) readable and writable again. */
+void _fa_os_unprotect(void *p, size_t size);
 /* Give the memory of a range back to the OS; it reads as zero afterwards. */
 void _fa_os_purge(void *p, size_t size);
 /* Grow a mapping in place; false if the address space after it is taken. */

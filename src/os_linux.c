@@ -69,6 +69,20 @@ void _fa_os_decommit(void *p, size_t size)
     errno = saved;
 }
 
+void _fa_os_protect(void *p, size_t size)
+{
+    int saved = errno;
+    mprotect(p, size, PROT_NONE);
+    errno = saved;
+}
+
+void _fa_os_unprotect(void *p, size_t size)
+{
+    int saved = errno;
+    mprotect(p, size, PROT_READ | PROT_WRITE);
+    errno = saved;
+}
+
 void _fa_os_unmap(void *p, size_t size)
 {
     int saved = errno;

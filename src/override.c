@@ -13,7 +13,7 @@ FA_API void *malloc(size_t n)
 
 FA_API void free(void *p)
 {
-    fa_free_inline(p, "free");
+    fa_free_inline(p, "free", 0);
 }
 
 FA_API void *calloc(size_t count, size_t size)
@@ -63,15 +63,13 @@ FA_API size_t malloc_usable_size(void *p)
 
 FA_API void free_sized(void *p, size_t n)
 {
-    (void)n;
-    fa_free_inline(p, "free_sized");
+    fa_free_inline(p, "free_sized", n);
 }
 
 FA_API void free_aligned_sized(void *p, size_t alignment, size_t n)
 {
     (void)alignment;
-    (void)n;
-    fa_free_inline(p, "free_aligned_sized");
+    fa_free_inline(p, "free_aligned_sized", n);
 }
 
 /* glibc's internal names, which some programs and libraries call directly. */

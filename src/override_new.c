@@ -111,29 +111,29 @@ void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
     return new_slow(n, alignment, 1);
 }
 
-/* Every delete is free: sizes and alignments are not needed to find a block (the ABI still
- * passes them, hence the unused parameters). */
+/* Every delete is free: alignments are not needed to find a block (the ABI still passes
+ * them, hence the unused parameters); the sized forms hand their size on for secure mode. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define FA_DELETE(fn, name, caller, ...)                                                           \
+#define FA_DELETE(fn, name, caller, size, ...)                                                     \
     void fn(void *p, ##__VA_ARGS__) FA_CXX(name);                                                  \
     void fn(void *p, ##__VA_ARGS__)                                                                \
     {                                                                                              \
-        fa_free_inline(p, caller);                                                                 \
+        fa_free_inline(p, caller, size);                                                           \
     }
 #define FA_D "operator delete"
 #define FA_DA "operator delete[]"
-FA_DELETE(fa_delete, "_ZdlPv", FA_D)
-FA_DELETE(fa_delete_array, "_ZdaPv", FA_DA)
-FA_DELETE(fa_delete_nothrow, "_ZdlPvRKSt9nothrow_t", FA_D, const void *tag)
-FA_DELETE(fa_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t", FA_DA, const void *tag)
-FA_DELETE(fa_delete_sized, "_ZdlPvm", FA_D, size_t n)
-FA_DELETE(fa_delete_array_sized, "_ZdaPvm", FA_DA, size_t n)
-FA_DELETE(fa_delete_aligned, "_ZdlPvSt11align_val_t", FA_D, size_t alignment)
-FA_DELETE(fa_delete_array_aligned, "_ZdaPvSt11align_val_t", FA_DA, size_t alignment)
-FA_DELETE(fa_delete_sized_aligned, "_ZdlPvmSt11align_val_t", FA_D, size_t n, size_t alignment)
-FA_DELETE(fa_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t", FA_DA, size_t n,
+FA_DELETE(fa_delete, "_ZdlPv", FA_D, 0)
+FA_DELETE(fa_delete_array, "_ZdaPv", FA_DA, 0)
+FA_DELETE(fa_delete_nothrow, "_ZdlPvRKSt9nothrow_t", FA_D, 0, const void *tag)
+FA_DELETE(fa_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t", FA_DA, 0, const void *tag)
+FA_DELETE(fa_delete_sized, "_ZdlPvm", FA_D, n, size_t n)
+FA_DELETE(fa_delete_array_sized, "_ZdaPvm", FA_DA, n, size_t n)
+FA_DELETE(fa_delete_aligned, "_ZdlPvSt11align_val_t", FA_D, 0, size_t alignment)
+FA_DELETE(fa_delete_array_aligned, "_ZdaPvSt11align_val_t", FA_DA, 0, size_t alignment)
+FA_DELETE(fa_delete_sized_aligned, "_ZdlPvmSt11align_val_t", FA_D, n, size_t n, size_t alignment)
+FA_DELETE(fa_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t", FA_DA, n, size_t n,
           size_t alignment)
-FA_DELETE(fa_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", FA_D, size_t alignment,
-          const void *tag)
-FA_DELETE(fa_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", FA_DA,
+FA_DELETE(fa_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", FA_D, 0,
+          size_t alignment, const void *tag)
+FA_DELETE(fa_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", FA_DA, 0,
           size_t alignment, const void *tag)

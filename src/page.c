@@ -4,10 +4,6 @@
 #include "free_list.h"
 #include "size_class.h"
 
-/* The free list is built a few blocks at a time, touching at most this much memory per step:
- * a page that serves few blocks costs only the memory of those blocks. */
-#define FA_EXTEND_BYTES 4096
-
 uintptr_t _fa_list_secret;
 
 /* The multiplier of fa_page_has_block (free_list.h): the smallest odd M with M * d > 2^64. */
@@ -42,30 +38,43 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->xcollected = 0;
     page->next = page->prev = NULL;
     __atomic_store_n(&page->xfree, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&page->owner, (uintptr_t)heap, __ATOMIC_RELEASE);
+    page->secure = _fa_secure;
+    __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELEASE);
 }
 
+/* Chain count new blocks in address order in front of rest, each marked free like any freed
+ * block, so that freeing one that was never handed out is caught. */
+static fa_block_t *link_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest)
+{
+    size_t size = page->block_size;
+    char *last = first + (count - 1) * size;
+    uintptr_t mark = fa_page_mark(page);
+    for (char *b = first; b < last; b += size) {
+        ((fa_block_t *)b)->link = fa_link_encode((fa_block_t *)(b + size));
+        ((fa_block_t *)b)->mark = mark;
+    }
+    ((fa_block_t *)last)->link = fa_link_encode(rest);
+    ((fa_block_t *)last)->mark = mark;
+    return (fa_block_t *)first;
+}
+
+/* Provision the next blocks of the page, at most FA_EXTEND_BYTES of them at a time, so that a
+ * page that serves few blocks costs only their memory. */
 bool _fa_page_extend(fa_page_t *page)
 {
     if (page->capacity >= page->reserved)
         return false;
     size_t size = page->block_size;
     size_t count = FA_EXTEND_BYTES / size;
-    if (count == 0)
-        count = 1;
+    /* Secure mode shuffles each batch: a batch of one block would come in address order. */
+    size_t least = page->secure ? 8 : 1;
+    if (count < least)
+        count = least;
     if (count > (size_t)(page->reserved - page->capacity))
         count = page->reserved - page->capacity;
     char *first = (char *)page->start + (size_t)page->capacity * size;
-    char *last = first + (count - 1) * size;
-    /* Marked free like any freed block, so freeing one that was never handed out is caught. */
-    uintptr_t mark = fa_page_mark(page);
-    for (char *b = first; b < last; b += size) {
-        ((fa_block_t *)b)->link = fa_link_encode((fa_block_t *)(b + size));
-        ((fa_block_t *)b)->mark = mark;
-    }
-    ((fa_block_t *)last)->link = fa_link_encode(page->free);
-    ((fa_block_t *)last)->mark = mark;
-    page->free = (fa_block_t *)first;
+    page->free = page->secure ? _fa_secure_new_blocks(page, first, count, page->free)
+                              : link_new_blocks(page, first, count, page->free);
     /* Other threads read capacity and limit to validate the pointers they free. */
     uint16_t capacity = (uint16_t)(page->capacity + count);
     __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);

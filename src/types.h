@@ -65,6 +65,9 @@ enum fa_page_state {
 };
 
 #define FA_OWNER_FULL ((uintptr_t)1)
+/* Set in the owner word of a secure page, so that no thread's heap pointer matches it and the
+ * free fast path always hands its blocks to the slow path (secure.c). */
+#define FA_OWNER_SECURE ((uintptr_t)2)
 
 /* A free block's first two words (every block has at least 16 bytes): the link to the next
  * free block, stored encoded (free_list.h), and the mark saying the block is free. */
@@ -97,8 +100,9 @@ typedef struct fa_page_s {
     uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
     uint16_t reserved; /* blocks that fit in the page */
     uint8_t bin;
-    uint8_t state; /* enum fa_page_state (the purger changes it while the page is free) */
-    uint8_t pad0[22];
+    uint8_t state;  /* enum fa_page_state (the purger changes it while the page is free) */
+    uint8_t secure; /* set up in secure mode: blocks carry a trailer, frees take the slow path */
+    uint8_t pad0[21];
     /* line 1: the owner's */
     fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
     uint32_t used;    /* live blocks, plus 1 while this page is its queue's head ("pinned") */
@@ -124,7 +128,8 @@ typedef struct fa_segment_s {
     uint8_t page_shift; /* page index = (p - segment) >> page_shift */
     uint16_t page_count;
     uint16_t used_pages;
-    uint16_t pad;
+    uint8_t secure; /* large: mapped in secure mode (trailer, guard page, never cached) */
+    uint8_t pad;
     struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
@@ -155,6 +160,7 @@ typedef struct fa_heap_s {
     struct fa_heap_s *all_next;         /* every heap structure ever made (for statistics) */
     uint64_t remote_frees[FA_BINS];     /* frees this thread made into other threads' pages */
     uint64_t next_purge;                /* ms: when this thread runs an inline purge pass */
+    struct fa_quarantine *quarantine;   /* secure mode: blocks freed but not yet reusable */
 } fa_heap_t;
 
 _Static_assert(sizeof(fa_page_t) == 256, "page descriptors are 256 bytes (index by shift)");

@@ -21,7 +21,9 @@ PEERS = {
     # libgoogle-perftools4 (which adds the profiling libtcmalloc.so.4).
     "tcmalloc": (["libtcmalloc_minimal.so.4", "libtcmalloc.so.4"], "libgoogle-perftools4"),
 }
-PEER_NAMES = ["fitalloc", "mimalloc", "jemalloc", "tcmalloc", "glibc"]
+PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc", "glibc"]
+# fitalloc's own variants: the same library with these FITALLOC_* variables.
+FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"}}
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")
 
@@ -89,8 +91,8 @@ def find_peer(name: str) -> str | None:
 
 
 def missing_message(name: str, fitalloc: str) -> str:
-    if name == "fitalloc":
-        return f"fitalloc: MISSING: {fitalloc} does not exist (build it with: {FITALLOC_BUILD})"
+    if name in FITALLOC_VARIANTS:
+        return f"{name}: MISSING: {fitalloc} does not exist (build it with: {FITALLOC_BUILD})"
     files, pkg = PEERS[name]
     return (f"{name}: MISSING: none of {', '.join(files)} in {', '.join(LIB_DIRS)}; "
             f"install with: apt-get install {pkg}")
@@ -107,9 +109,9 @@ def discover_peers(wanted: list[str], fitalloc: str) -> tuple[list[Allocator], l
     for name in wanted:
         if name == "glibc":
             found.append(Allocator("glibc", ""))
-        elif name == "fitalloc":
+        elif name in FITALLOC_VARIANTS:
             if os.path.isfile(fitalloc):
-                found.append(Allocator("fitalloc", os.path.abspath(fitalloc)))
+                found.append(Allocator(name, os.path.abspath(fitalloc), FITALLOC_VARIANTS[name]))
             else:
                 missing.append(missing_message(name, fitalloc))
         else:

@@ -180,15 +180,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     fitalloc_path = None
-    if any(a.name == "fitalloc" for a in peers) or lab_names or own_labs:
+    if any(a.name in al.FITALLOC_VARIANTS for a in peers) or lab_names or own_labs:
         if os.path.isfile(args.fitalloc):
             fitalloc_path = snapshot(build_dir, args.fitalloc)
         elif lab_names or own_labs:
             notes.append("lab configurations skipped: " + al.missing_message("fitalloc", args.fitalloc))
     usable = []
     for a in peers:
-        if a.name == "fitalloc":
-            a = al.Allocator("fitalloc", fitalloc_path)
+        if a.name in al.FITALLOC_VARIANTS:
+            a = al.Allocator(a.name, fitalloc_path, a.env)
         problem = al.check_preload(build_dir, a)
         if problem is None:
             usable.append(a)

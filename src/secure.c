@@ -1,0 +1,403 @@
+/* Secure mode (FITALLOC_SECURE=1): what the default mode's checks cannot see, paid for on the
+ * slow paths only. Secure pages are never in a heap's direct slots and their owner word carries
+ * FA_OWNER_SECURE, so every malloc and free of their blocks comes here (the fast paths are the
+ * default mode's, unchanged). A block of d bytes serving a request of n bytes:
+ *
+ *   | program's n bytes ...                   | canary bytes ...      | size word |
+ *   0                                         n                       d-8         d
+ *
+ * - the size word is n encoded with the secret and the block's address; the bytes from n to it
+ *   hold the canary byte. free checks both (an overflow), and the trailer of the block before
+ *   (an underflow), when the freeing thread owns the page: only the owner writes trailers;
+ * - the trailer stays while the block is free. The program's bytes are filled with the fill
+ *   byte (zero with FITALLOC_SECURE_ZERO), except the first 16, which hold the list link and
+ *   the free mark, and the block waits in its freeing thread's quarantine (FITALLOC_QUARANTINE
+ *   bytes). Leaving the quarantine its link and mark are checked, and malloc checks fill and
+ *   trailer before handing it out again: a write after free is reported;
+ * - free lists are built in random order, so where the next block lands cannot be predicted;
+ * - free_sized and sized delete must name the size that was asked for.
+ * Large blocks get their own mapping with the canary on both sides and a guard page after.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "free_list.h"
+#include "options.h"
+#include "size_class.h"
+
+#define FA_TRAILER 16 /* at least 8 canary bytes and the size word */
+#define FA_QUARANTINE_SLOTS 2048
+
+bool _fa_secure;
+static uint8_t canary_byte;
+static uint8_t fill_byte;
+
+struct fa_quarantine {
+    void *blocks[FA_QUARANTINE_SLOTS]; /* a ring, oldest at `first` */
+    size_t first, count, bytes;
+    uint64_t rng; /* xorshift state for the random list order */
+};
+
+void _fa_secure_init(void)
+{
+    _fa_secure = fa_option(secure) != 0;
+    /* Bytes no program writes by accident often: neither 0 nor 0xff, and secret. */
+    uint64_t r = _fa_os_random();
+    canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
+    fill_byte = fa_option(secure_zero) ? 0 : (uint8_t)(0x80 | ((r >> 8) & 0x7e));
+}
+
+/* ---- reports ---- */
+
+FA_REPORT static void report(const char *caller, const void *p, const char *what, size_t n)
+{
+    _fa_fatal("fitalloc: %s(): %s of the %zu-byte block at %p\n", caller, what, n, p);
+}
+
+/* ---- the size word and the canary ---- */
+
+static uintptr_t size_word(uintptr_t block, size_t n)
+{
+    return n ^ _fa_list_secret ^ block;
+}
+
+/* The checks read every canary and fill byte: 32 bytes a step, differences or-ed together
+ * (one test a step, and a loop the compiler can widen), the unaligned ends a byte at a time. */
+static bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
+{
+    uint64_t pattern = 0x0101010101010101ull * byte;
+    size_t i = 0;
+    for (; i < len && ((uintptr_t)(p + i) & 7); i++)
+        if (p[i] != byte)
+            return false;
+    uint64_t diff = 0;
+    for (; i + 32 <= len; i += 32) {
+        uint64_t w[4];
+        memcpy(w, p + i, 32);
+        diff |= (w[0] ^ pattern) | (w[1] ^ pattern) | (w[2] ^ pattern) | (w[3] ^ pattern);
+    }
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        diff |= w ^ pattern;
+    }
+    for (; i < len; i++)
+        diff |= p[i] ^ byte;
+    return diff == 0;
+}
+
+/* The size the size word says, for a report: the block's room if the word is damaged too. */
+static size_t claimed_size(const fa_page_t *page, uintptr_t block)
+{
+    size_t d = page->block_size;
+    size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
+    return n <= d - FA_TRAILER ? n : d - FA_TRAILER;
+}
+
+/* The request size a block's trailer records, or SIZE_MAX if the trailer is damaged. The
+ * canary is checked from n on, or from 16 on where a free block's link and mark may be. */
+static size_t recorded_size(const fa_page_t *page, uintptr_t block, bool maybe_free)
+{
+    size_t d = page->block_size;
+    size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
+    if (n > d - FA_TRAILER)
+        return SIZE_MAX;
+    size_t from = maybe_free && n < sizeof(fa_block_t) ? sizeof(fa_block_t) : n;
+    return all_bytes((const uint8_t *)block + from, d - 8 - from, canary_byte) ? n : SIZE_MAX;
+}
+
+size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
+{
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size - FA_TRAILER);
+    size_t n = recorded_size(page, (uintptr_t)p, false);
+    if (n == SIZE_MAX)
+        report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
+    return n;
+}
+
+/* A free block: trailer intact, and the program's bytes after the first 16 hold the fill. */
+static bool free_block_intact(const fa_page_t *page, uintptr_t block)
+{
+    size_t n = recorded_size(page, block, true);
+    return n != SIZE_MAX &&
+           (n <= sizeof(fa_block_t) || all_bytes((const uint8_t *)block + sizeof(fa_block_t),
+                                                 n - sizeof(fa_block_t), fill_byte));
+}
+
+/* ---- allocation ---- */
+
+static uint64_t next_random(fa_heap_t *heap)
+{
+    uint64_t x = heap->quarantine ? heap->quarantine->rng : 0;
+    if (!x)
+        x = _fa_os_random() | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    if (heap->quarantine)
+        heap->quarantine->rng = x;
+    return x;
+}
+
+/* New blocks of a secure page: a trailer for 0 bytes, marked free, linked in random order
+ * (extend). */
+fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest)
+{
+    size_t d = page->block_size;
+    for (size_t i = 0; i < count; i++) {
+        uintptr_t b = (uintptr_t)first + i * d;
+        memset((void *)b, canary_byte, d - 8);
+        *(uintptr_t *)(b + d - 8) = size_word(b, 0);
+    }
+    /* The page's first block is never handed out: its trailer guards the second block's
+     * start, so an underflow of any block is seen whatever the random order put first. */
+    size_t from = (uintptr_t)first == page->start;
+    size_t k = count - from;
+    uint16_t order[FA_EXTEND_MAX_BLOCKS];
+    for (size_t i = 0; i < k; i++)
+        order[i] = (uint16_t)(from + i);
+    fa_heap_t *heap = _fa_heap_tls;
+    for (size_t i = k; i > 1; i--) { /* Fisher-Yates */
+        size_t j = next_random(heap) % i;
+        uint16_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    fa_block_t *list = rest;
+    for (size_t i = 0; i < k; i++) {
+        fa_block_t *b = (fa_block_t *)(first + (size_t)order[i] * d);
+        b->link = fa_link_encode(list);
+        b->mark = fa_page_mark(page);
+        list = b;
+    }
+    return list;
+}
+
+static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
+{
+    fa_page_t *page = _fa_heap_find_page(heap, bin);
+    if (!page)
+        return NULL;
+    /* A page set up before secure mode began (options read late, the page adopted) serves
+     * its blocks as it always did. */
+    if (!page->secure)
+        return fa_page_pop(page);
+    if (!fa_link_usable(page->free))
+        _fa_free_list_corrupt(page, "free list");
+    if (!free_block_intact(page, (uintptr_t)page->free))
+        report("malloc", page->free, "write after free", page->block_size - FA_TRAILER);
+    fa_block_t *block = fa_page_pop(page);
+    uintptr_t b = (uintptr_t)block;
+    size_t d = page->block_size;
+    memset((char *)b + n, canary_byte, d - 8 - n);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n);
+    if (n >= sizeof(fa_block_t))
+        block->link = block->mark = 0; /* no encoded link shown to the program */
+    return block;
+}
+
+/* realloc in place: a new request that still leaves room for the trailer gets a new one. */
+bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
+{
+    size_t d = page->block_size;
+    if (n > d - FA_TRAILER)
+        return false;
+    uintptr_t b = (uintptr_t)p;
+    memset((char *)b + n, canary_byte, d - 8 - n);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n);
+    return true;
+}
+
+/* The size class a secure request of n bytes aligned to `alignment` is served from; FA_BINS if
+ * it is a large block. */
+static size_t secure_bin(size_t n, size_t alignment)
+{
+    /* At least 32 bytes: a free block's link and mark must not cover its trailer. */
+    size_t need = n + FA_TRAILER < 2 * FA_TRAILER ? 2 * FA_TRAILER : n + FA_TRAILER;
+    if (need < alignment)
+        need = alignment;
+    if (n > FA_MEDIUM_MAX || need > FA_MEDIUM_MAX)
+        return FA_BINS;
+    size_t bin = fa_bin_of(need);
+    while (bin < FA_BINS && fa_bin_size(bin) % alignment)
+        bin++;
+    return bin;
+}
+
+void *_fa_secure_alloc(size_t n, size_t alignment)
+{
+    size_t bin = secure_bin(n, alignment);
+    if (bin == FA_BINS)
+        return _fa_large_alloc(n, alignment, false);
+    fa_heap_t *heap = _fa_heap_tls;
+    if (heap == &_fa_heap_empty)
+        heap = _fa_heap_init_thread();
+    void *p = heap ? secure_malloc(heap, n, bin) : NULL;
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+/* ---- free and the quarantine ---- */
+
+static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
+{
+    if (!heap->quarantine) {
+        heap->quarantine = _fa_os_map_aligned(sizeof(struct fa_quarantine), FA_OS_PAGE);
+        if (heap->quarantine)
+            heap->quarantine->rng = _fa_os_random() | 1;
+    }
+    return heap->quarantine;
+}
+
+/* A block leaves the quarantine: its link and mark, which the free list is about to
+ * overwrite, must be as they were freed (malloc checks the rest before handing it out).
+ * Returns its size. */
+static size_t release(void *p)
+{
+    fa_page_t *page;
+    fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    fa_block_t *block = p;
+    if (!seg || block->link != fa_link_encode(NULL) || block->mark != fa_page_mark(page))
+        report("free", p, "write after free", page ? page->block_size - FA_TRAILER : 0);
+    _fa_free_block(page, block);
+    return page->block_size;
+}
+
+static void release_oldest(struct fa_quarantine *q)
+{
+    void *p = q->blocks[q->first];
+    q->first = (q->first + 1) % FA_QUARANTINE_SLOTS;
+    q->count--;
+    q->bytes -= release(p);
+}
+
+void _fa_secure_flush(fa_heap_t *heap)
+{
+    while (heap->quarantine && heap->quarantine->count)
+        release_oldest(heap->quarantine);
+}
+
+void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
+{
+    uintptr_t b = (uintptr_t)p;
+    size_t d = page->block_size;
+    size_t n = recorded_size(page, b, false);
+    if (n == SIZE_MAX)
+        report(caller, p, "heap overflow", claimed_size(page, b));
+    fa_heap_t *heap = _fa_heap_tls;
+    bool owner = fa_owner_heap(__atomic_load_n(&page->owner, __ATOMIC_RELAXED)) == heap;
+    if (owner && b != page->start && recorded_size(page, b - d, true) == SIZE_MAX)
+        report(caller, p, "heap underflow (into the block before it)", n);
+    if (size && size != n)
+        _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
+                  caller, size, n, p);
+    if (n > sizeof(fa_block_t))
+        memset((char *)p + sizeof(fa_block_t), fill_byte, n - sizeof(fa_block_t));
+    fa_block_t *block = p;
+    block->link = fa_link_encode(NULL);
+    block->mark = fa_page_mark(page);
+    if (heap == &_fa_heap_empty)
+        heap = _fa_heap_init_thread();
+    struct fa_quarantine *q = heap ? quarantine_of(heap) : NULL;
+    if (!q) {
+        release(p);
+        return;
+    }
+    size_t limit = (size_t)fa_option(quarantine);
+    while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
+        release_oldest(q);
+    if (d > limit) {
+        release(p);
+        return;
+    }
+    q->blocks[(q->first + q->count) % FA_QUARANTINE_SLOTS] = p;
+    q->count++;
+    q->bytes += d;
+}
+
+/* At exit: blocks still in the quarantine must be as they were freed. */
+void _fa_secure_check_quarantine(void)
+{
+    struct fa_quarantine *q = _fa_heap_tls->quarantine;
+    for (size_t i = 0; q && i < q->count; i++) {
+        void *p = q->blocks[(q->first + i) % FA_QUARANTINE_SLOTS];
+        fa_page_t *page;
+        fa_block_t *block = p;
+        if (!_fa_segment_of_block(p, &page) || block->link != fa_link_encode(NULL) ||
+            block->mark != fa_page_mark(page) || !free_block_intact(page, (uintptr_t)p))
+            report("exit", p, "write after free", page ? page->block_size - FA_TRAILER : 0);
+    }
+}
+
+/* ---- large blocks ---- */
+
+/* Freed large mappings stay reserved, without memory and inaccessible, for a while: a write
+ * after free faults, and the address is not handed out again at once. */
+#define FA_LARGE_QUARANTINE 16
+static struct {
+    void *base;
+    size_t size;
+} retired[FA_LARGE_QUARANTINE];
+static size_t retired_next;
+
+void _fa_secure_large_retire(fa_segment_t *seg)
+{
+    void *base = seg;
+    size_t size = seg->mapped;
+    _fa_os_purge(base, size);
+    _fa_os_protect(base, size);
+    fa_mutex_lock(&_fa_global_lock);
+    size_t i = retired_next++ % FA_LARGE_QUARANTINE;
+    void *old = retired[i].base;
+    size_t old_size = retired[i].size;
+    retired[i].base = base;
+    retired[i].size = size;
+    fa_mutex_unlock(&_fa_global_lock);
+    if (old)
+        _fa_large_unmap(old, old_size);
+}
+
+/* Canary bytes between the header and the block, and after the block up to the guard page. */
+void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
+{
+    uintptr_t header_end = (uintptr_t)&seg->pages[1];
+    memset((void *)header_end, canary_byte, seg->large_block - header_end);
+    uintptr_t end = (uintptr_t)seg + seg->mapped - FA_OS_PAGE;
+    memset((void *)(seg->large_block + n), canary_byte, end - seg->large_block - n);
+    _fa_os_protect((void *)end, FA_OS_PAGE);
+}
+
+/* realloc of a large block: its guard page joins the mapping again, the mapping is resized
+ * (mremap, as in the default mode) with room for a new guard page after the new size. */
+void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
+{
+    void *guard = (char *)seg + seg->mapped - FA_OS_PAGE;
+    _fa_os_unprotect(guard, FA_OS_PAGE);
+    void *q = n <= PTRDIFF_MAX - FA_OS_PAGE ? _fa_large_realloc(seg, n + FA_OS_PAGE) : NULL;
+    if (!q) {
+        _fa_os_protect(guard, FA_OS_PAGE);
+        return NULL;
+    }
+    seg = _fa_large_header((uintptr_t)q);
+    fa_count(large_in_use, n - seg->large_usable);
+    seg->large_usable = n;
+    _fa_secure_large_setup(seg, n);
+    return q;
+}
+
+void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size)
+{
+    uintptr_t header_end = (uintptr_t)&seg->pages[1];
+    size_t n = seg->large_usable;
+    uintptr_t end = (uintptr_t)seg + seg->mapped - FA_OS_PAGE;
+    void *p = (void *)seg->large_block;
+    if (!all_bytes((const uint8_t *)header_end, seg->large_block - header_end, canary_byte))
+        report(caller, p, "heap underflow", n);
+    if (!all_bytes((const uint8_t *)p + n, end - seg->large_block - n, canary_byte))
+        report(caller, p, "heap overflow", n);
+    if (size && size != n)
+        _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
+                  caller, size, n, p);
+}

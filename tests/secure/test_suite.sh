@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Secure mode must keep the allocator's contract: the compiled API, thread and fork tests that
+# check behaviour (not statistics, which count a block as freed only when it leaves the
+# quarantine, nor usable sizes, which are then the sizes asked for) pass with
+# FITALLOC_SECURE=1, and with FITALLOC_SECURE_ZERO=1 as well.
+set -euo pipefail
+tests=(api/test_malloc api/test_calloc_realloc threads/test_cross_free threads/test_fork
+    threads/test_remote_free_race threads/test_main_pthread_exit threads/test_thread_generations
+    errors/test_invalid_free lab/test_api reliability/test_lab_fork)
+failed=0
+for zero in 0 1; do
+    for t in "${tests[@]}"; do
+        if ! FITALLOC_SECURE=1 FITALLOC_SECURE_ZERO=$zero "$FITALLOC_BUILD_DIR/tests/$t" \
+            >/dev/null 2>"$FITALLOC_BUILD_DIR/tests/secure/$(basename "$t").err"; then
+            echo "FAIL: $t (FITALLOC_SECURE_ZERO=$zero):"
+            tail -5 "$FITALLOC_BUILD_DIR/tests/secure/$(basename "$t").err"
+            failed=1
+        fi
+    done
+done
+((failed == 0)) && echo "secure/suite: ok (${#tests[@]} tests, twice)"
+exit $failed
