@@ -117,7 +117,10 @@ void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size);
 bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place */
 void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
 void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
-void _fa_secure_check_quarantine(void);          /* at exit: this thread's held blocks */
+/* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
+void *_fa_secure_large_take(size_t size, size_t align, size_t *mapped, bool *zeroed,
+                            uintptr_t *previous);
+void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
 
 /* report.c */
 #define FA_REPORT __attribute__((noreturn, cold))

@@ -143,30 +143,33 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         return NULL;
     }
     size = fa_align_up(size, FA_OS_PAGE);
-    /* A block from a cached mapping starts one page further than the block freed there last
-     * (and back again the next time), so that a second free of the old block is reported,
-     * not taken for a free of the new one. The extra page is address space; it is touched
-     * only as the block's own memory. */
-    /* In secure mode the extra page is a guard page instead, and mappings are never reused. */
-    bool shiftable = alignment <= FA_OS_PAGE && !_fa_secure;
-    if (shiftable || _fa_secure)
-        size += FA_OS_PAGE;
+    /* A block in a reused mapping starts one page further than the block freed there last (and
+     * back again the next time), so that a second free of the old block is reported, not taken
+     * for a free of the new one. The extra page is address space; it is touched only as the
+     * block's own memory. Secure mode adds a guard page after the block. */
+    bool shiftable = alignment <= FA_OS_PAGE;
+    size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
     fa_segment_t *seg = base_align == FA_SEG_SIZE && !_fa_secure ? cache_take(size) : NULL;
-    bool fresh = seg == NULL;
-    if (fresh) {
+    bool fresh = seg == NULL, zeroed = true;
+    uintptr_t previous = fresh ? 0 : seg->large_block; /* the block freed here last */
+    size_t mapped = size;
+    if (fresh && _fa_secure)
+        seg = _fa_secure_large_take(size, base_align, &mapped, &zeroed, &previous);
+    if (!seg) {
         seg = _fa_os_map_aligned(size, base_align);
         if (!seg) {
             errno = ENOMEM;
             return NULL;
         }
-        seg->mapped = size;
         fa_count(reserved, size);
         _fa_stats_commit((int64_t)size);
     }
-    if (fresh)
+    if (fresh) {
+        seg->mapped = mapped;
         seg->large_slack = 0;
-    else if (shiftable && seg->large_block == (uintptr_t)seg + offset)
+    }
+    if (shiftable && previous == (uintptr_t)seg + offset)
         offset += FA_OS_PAGE;
     seg->kind = FA_SEG_LARGE;
     seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
@@ -181,7 +184,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     map_block(seg, true);
     fa_count(large_allocs, 1);
     fa_count(large_in_use, seg->large_usable);
-    if (zero && !fresh)
+    if (zero && (!fresh || !zeroed))
         memset((void *)seg->large_block, 0, n);
     return (void *)seg->large_block;
 }

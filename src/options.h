@@ -21,7 +21,7 @@
     X(secure, "SECURE", FA_OPT_BOOL, 0, 0,                                                         \
       "secure mode: canaries, quarantine, fill checks, random placement, guard pages")             \
     X(secure_zero, "SECURE_ZERO", FA_OPT_BOOL, 0, 0, "secure mode: fill freed blocks with zeros")  \
-    X(quarantine, "QUARANTINE", FA_OPT_SIZE, 1 << 20, 0,                                           \
+    X(quarantine, "QUARANTINE", FA_OPT_SIZE, 256 << 10, 0,                                         \
       "secure mode: bytes of freed blocks each thread holds back from reuse")                      \
     X(policy, "POLICY", FA_OPT_CHOICE, 2, "first|next|best|worst|segregated",                      \
       "lab: placement policy")                                                                     \

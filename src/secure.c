@@ -333,40 +333,94 @@ void _fa_secure_check_quarantine(void)
 
 /* ---- large blocks ---- */
 
-/* Freed large mappings stay reserved, without memory and inaccessible, for a while: a write
- * after free faults, and the address is not handed out again at once. */
+/* Freed large mappings stay reserved and inaccessible for a while: a write after free
+ * faults, and the address comes back late (only the oldest mappings are taken again). Their
+ * memory is kept for reuse while the kept bytes stay under FA_LARGE_KEEP, else emptied. */
 #define FA_LARGE_QUARANTINE 16
+#define FA_LARGE_RECENT 2 /* the newest retired mappings are never taken */
+#define FA_LARGE_KEEP ((size_t)64 << 20)
 static struct {
     void *base;
     size_t size;
+    uintptr_t block; /* the block it held */
+    bool emptied;
 } retired[FA_LARGE_QUARANTINE];
-static size_t retired_next;
+static size_t retired_next; /* the oldest entry; the ring's next slot */
+static size_t kept_bytes;   /* memory still held by retired mappings that were not emptied */
+
+/* The oldest retired mapping that fits size bytes, at most twice that, made accessible again;
+ * NULL if none. Oldest first, and never the newest ones: an address comes back late. */
+void *_fa_secure_large_take(size_t size, size_t align, size_t *mapped, bool *zeroed,
+                            uintptr_t *previous)
+{
+    void *found = NULL;
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t k = 0; k + FA_LARGE_RECENT < FA_LARGE_QUARANTINE && !found; k++) {
+        size_t i = (retired_next + k) % FA_LARGE_QUARANTINE;
+        if (retired[i].base && retired[i].size >= size && retired[i].size - size <= size &&
+            (uintptr_t)retired[i].base % align == 0) {
+            found = retired[i].base;
+            *mapped = retired[i].size;
+            *zeroed = retired[i].emptied;
+            *previous = retired[i].block;
+            if (!retired[i].emptied)
+                kept_bytes -= retired[i].size;
+            retired[i].base = NULL;
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    if (found)
+        _fa_os_unprotect(found, *mapped);
+    return found;
+}
 
 void _fa_secure_large_retire(fa_segment_t *seg)
 {
     void *base = seg;
     size_t size = seg->mapped;
-    _fa_os_purge(base, size);
+    uintptr_t block = seg->large_block; /* the header cannot be read once it is protected */
+    fa_mutex_lock(&_fa_global_lock);
+    bool empty = kept_bytes + size > FA_LARGE_KEEP;
+    if (!empty)
+        kept_bytes += size;
+    fa_mutex_unlock(&_fa_global_lock);
+    /* Inaccessible before it joins the ring, where another thread may take it at once. */
+    if (empty)
+        _fa_os_purge(base, size);
     _fa_os_protect(base, size);
     fa_mutex_lock(&_fa_global_lock);
     size_t i = retired_next++ % FA_LARGE_QUARANTINE;
     void *old = retired[i].base;
     size_t old_size = retired[i].size;
+    if (old && !retired[i].emptied)
+        kept_bytes -= old_size;
     retired[i].base = base;
     retired[i].size = size;
+    retired[i].block = block;
+    retired[i].emptied = empty;
     fa_mutex_unlock(&_fa_global_lock);
     if (old)
         _fa_large_unmap(old, old_size);
 }
 
-/* Canary bytes between the header and the block, and after the block up to the guard page. */
+/* A large block's canary after it: an overflow is contiguous, so it crosses these bytes
+ * first, and the rest of the slack up to the guard page (up to an eighth of the block after a
+ * realloc) need not be written on every allocation. */
+#define FA_LARGE_CANARY 64
+
+static size_t large_canary(const fa_segment_t *seg, size_t n)
+{
+    size_t room = seg->mapped - FA_OS_PAGE - (seg->large_block - (uintptr_t)seg) - n;
+    return room < FA_LARGE_CANARY ? room : FA_LARGE_CANARY;
+}
+
+/* Canary bytes between the header and the block, and after the block; the guard page. */
 void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
 {
     uintptr_t header_end = (uintptr_t)&seg->pages[1];
     memset((void *)header_end, canary_byte, seg->large_block - header_end);
-    uintptr_t end = (uintptr_t)seg + seg->mapped - FA_OS_PAGE;
-    memset((void *)(seg->large_block + n), canary_byte, end - seg->large_block - n);
-    _fa_os_protect((void *)end, FA_OS_PAGE);
+    memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
+    _fa_os_protect((char *)seg + seg->mapped - FA_OS_PAGE, FA_OS_PAGE);
 }
 
 /* realloc of a large block: its guard page joins the mapping again, the mapping is resized
@@ -391,11 +445,10 @@ void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size)
 {
     uintptr_t header_end = (uintptr_t)&seg->pages[1];
     size_t n = seg->large_usable;
-    uintptr_t end = (uintptr_t)seg + seg->mapped - FA_OS_PAGE;
     void *p = (void *)seg->large_block;
     if (!all_bytes((const uint8_t *)header_end, seg->large_block - header_end, canary_byte))
         report(caller, p, "heap underflow", n);
-    if (!all_bytes((const uint8_t *)p + n, end - seg->large_block - n, canary_byte))
+    if (!all_bytes((const uint8_t *)p + n, large_canary(seg, n), canary_byte))
         report(caller, p, "heap overflow", n);
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
