@@ -66,12 +66,12 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
     return page->secure ? _fa_secure_usable(page, p, caller) : page->block_size;
 }
 
-FA_API void *fa_malloc(size_t n)
+FA_ENTRY_API void *FA_ENTRY(fa_malloc)(size_t n)
 {
     return fa_malloc_inline(n);
 }
 
-FA_API void *fa_calloc(size_t count, size_t size)
+FA_ENTRY_API void *FA_ENTRY(fa_calloc)(size_t count, size_t size)
 {
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
@@ -86,7 +86,7 @@ FA_API void *fa_calloc(size_t count, size_t size)
     return p;
 }
 
-FA_API void *fa_realloc(void *p, size_t n)
+FA_ENTRY_API void *FA_ENTRY(fa_realloc)(void *p, size_t n)
 {
     if (!p)
         return fa_malloc_inline(n);

@@ -44,7 +44,7 @@ void *_fa_malloc_aligned(size_t alignment, size_t n)
     return _fa_large_alloc(n, alignment, false);
 }
 
-FA_API void *fa_aligned_alloc(size_t alignment, size_t n)
+FA_ENTRY_API void *FA_ENTRY(fa_aligned_alloc)(size_t alignment, size_t n)
 {
     if (!is_power_of_two(alignment)) {
         errno = EINVAL;
@@ -53,7 +53,7 @@ FA_API void *fa_aligned_alloc(size_t alignment, size_t n)
     return _fa_malloc_aligned(alignment, n);
 }
 
-FA_API int fa_posix_memalign(void **out, size_t alignment, size_t n)
+FA_ENTRY_API int FA_ENTRY(fa_posix_memalign)(void **out, size_t alignment, size_t n)
 {
     if (!is_power_of_two(alignment) || alignment % sizeof(void *))
         return EINVAL;
@@ -66,7 +66,7 @@ FA_API int fa_posix_memalign(void **out, size_t alignment, size_t n)
     return 0;
 }
 
-FA_API void *fa_memalign(size_t alignment, size_t n)
+FA_ENTRY_API void *FA_ENTRY(fa_memalign)(size_t alignment, size_t n)
 {
     /* glibc rounds an alignment that is not a power of two up to the next one. */
     if (alignment > ((size_t)1 << 62)) {
@@ -78,12 +78,12 @@ FA_API void *fa_memalign(size_t alignment, size_t n)
     return _fa_malloc_aligned(alignment, n);
 }
 
-FA_API void *fa_valloc(size_t n)
+FA_ENTRY_API void *FA_ENTRY(fa_valloc)(size_t n)
 {
     return _fa_malloc_aligned(FA_OS_PAGE, n);
 }
 
-FA_API void *fa_pvalloc(size_t n)
+FA_ENTRY_API void *FA_ENTRY(fa_pvalloc)(size_t n)
 {
     if (n > PTRDIFF_MAX) {
         errno = ENOMEM;

@@ -79,4 +79,15 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
     _fa_free_slow(p, caller, size);
 }
 
+/* The allocator as the interposition layer calls it: straight into the fast paths, or, in a
+ * build for debugging tools, through the entry points tools.c tracks. */
+#ifdef FA_TOOLS
+#include "fitalloc.h"
+#define fa_entry_malloc(n) fa_malloc(n)
+#define fa_entry_free(p, caller, size) ((size) ? fa_free_sized((p), (size)) : fa_free(p))
+#else
+#define fa_entry_malloc(n) fa_malloc_inline(n)
+#define fa_entry_free(p, caller, size) fa_free_inline((p), (caller), (size))
+#endif
+
 #endif

@@ -123,17 +123,17 @@ void _fa_free_slow(void *p, const char *caller, size_t size)
     _fa_free_in_page(p, seg, page, caller, size);
 }
 
-FA_API void fa_free(void *p)
+FA_ENTRY_API void FA_ENTRY(fa_free)(void *p)
 {
     fa_free_inline(p, "free", 0);
 }
 
-FA_API void fa_free_sized(void *p, size_t n)
+FA_ENTRY_API void FA_ENTRY(fa_free_sized)(void *p, size_t n)
 {
     fa_free_inline(p, "free_sized", n);
 }
 
-FA_API void fa_free_aligned_sized(void *p, size_t alignment, size_t n)
+FA_ENTRY_API void FA_ENTRY(fa_free_aligned_sized)(void *p, size_t alignment, size_t n)
 {
     (void)alignment;
     fa_free_inline(p, "free_aligned_sized", n);

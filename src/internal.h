@@ -15,6 +15,15 @@
 #define fa_likely(x) __builtin_expect(!!(x), 1)
 #define fa_unlikely(x) __builtin_expect(!!(x), 0)
 #define FA_API __attribute__((visibility("default")))
+/* The allocation entry points. In a build for debugging tools (FA_TOOLS) they are renamed and
+ * tools.c exports wrappers that tell the tool about each block under the public names. */
+#ifdef FA_TOOLS
+#define FA_ENTRY(name) _fa_untracked_##name
+#define FA_ENTRY_API
+#else
+#define FA_ENTRY(name) name
+#define FA_ENTRY_API FA_API
+#endif
 #define FA_COLD __attribute__((noinline, cold))
 
 /* ASCII case-insensitive compare (strcasecmp depends on the locale, which may allocate). */

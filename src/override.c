@@ -8,12 +8,12 @@
 
 FA_API void *malloc(size_t n)
 {
-    return fa_malloc_inline(n);
+    return fa_entry_malloc(n);
 }
 
 FA_API void free(void *p)
 {
-    fa_free_inline(p, "free", 0);
+    fa_entry_free(p, "free", 0);
 }
 
 FA_API void *calloc(size_t count, size_t size)
@@ -63,13 +63,13 @@ FA_API size_t malloc_usable_size(void *p)
 
 FA_API void free_sized(void *p, size_t n)
 {
-    fa_free_inline(p, "free_sized", n);
+    fa_entry_free(p, "free_sized", n);
 }
 
 FA_API void free_aligned_sized(void *p, size_t alignment, size_t n)
 {
     (void)alignment;
-    fa_free_inline(p, "free_aligned_sized", n);
+    fa_entry_free(p, "free_aligned_sized", n);
 }
 
 /* glibc's internal names, which some programs and libraries call directly. */

@@ -118,7 +118,7 @@ void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
     void fn(void *p, ##__VA_ARGS__) FA_CXX(name);                                                  \
     void fn(void *p, ##__VA_ARGS__)                                                                \
     {                                                                                              \
-        fa_free_inline(p, caller, size);                                                           \
+        fa_entry_free(p, caller, size);                                                            \
     }
 #define FA_D "operator delete"
 #define FA_DA "operator delete[]"

@@ -68,13 +68,20 @@ bool _fa_page_extend(fa_page_t *page)
     size_t count = FA_EXTEND_BYTES / size;
     /* Secure mode shuffles each batch: a batch of one block would come in address order. */
     size_t least = page->secure ? 8 : 1;
-    if (count < least)
-        count = least;
+    /* Builds for debugging tools never hand out block 0 (secure mode has its own reason): the
+     * descriptor's `start` points at it, and a leak checker scanning the segment header would
+     * count a leaked block 0 as reachable. */
+    size_t skip = 0;
+#ifdef FA_TOOLS
+    skip = !page->secure && page->capacity == 0;
+#endif
+    if (count < least + skip)
+        count = least + skip;
     if (count > (size_t)(page->reserved - page->capacity))
         count = page->reserved - page->capacity;
-    char *first = (char *)page->start + (size_t)page->capacity * size;
+    char *first = (char *)page->start + (size_t)(page->capacity + skip) * size;
     page->free = page->secure ? _fa_secure_new_blocks(page, first, count, page->free)
-                              : link_new_blocks(page, first, count, page->free);
+                              : link_new_blocks(page, first, count - skip, page->free);
     /* Other threads read capacity and limit to validate the pointers they free. */
     uint16_t capacity = (uint16_t)(page->capacity + count);
     __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
