@@ -9,6 +9,7 @@
  * runtime linked statically and not exported), failure prints a message and aborts. This file
  * is built with -fexceptions so that a new-handler's exception can unwind through it.
  */
+#include <dlfcn.h>
 #include <stddef.h>
 
 #include "fitalloc.h"
@@ -39,6 +40,26 @@ __attribute__((noreturn, cold)) static void throw_bad_alloc(size_t n)
     _fa_fatal("fitalloc: operator new(%zu): out of memory\n", n);
 }
 
+typedef void *(*fa_cxx_nothrow_new)(size_t n, const void *tag);
+typedef void *(*fa_cxx_nothrow_new_aligned)(size_t n, size_t alignment, const void *tag);
+
+/* A nothrow form must return NULL when a new-handler throws, and C cannot catch. The C++
+ * runtime's own nothrow forms can: they call the throwing form (ours, by interposition) inside
+ * a try block. Found at start in libstdc++ itself (mapped before any constructor runs if the
+ * program uses it), not through the symbol search, which would find ours; NULL without it. */
+static fa_cxx_nothrow_new cxx_nothrow_new;
+static fa_cxx_nothrow_new_aligned cxx_nothrow_new_aligned;
+
+__attribute__((constructor)) static void find_cxx_nothrow_forms(void)
+{
+    void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!lib)
+        return;
+    cxx_nothrow_new = (fa_cxx_nothrow_new)dlsym(lib, "_ZnwmRKSt9nothrow_t");
+    cxx_nothrow_new_aligned =
+        (fa_cxx_nothrow_new_aligned)dlsym(lib, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+}
+
 /* The slow path of every form: call the new-handler until it gives up, then fail. */
 __attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int nothrow)
 {
@@ -52,6 +73,11 @@ __attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int 
                 return NULL;
             throw_bad_alloc(n);
         }
+        static const char nothrow_tag = 0; /* std::nothrow: an empty object */
+        if (nothrow && alignment && cxx_nothrow_new_aligned)
+            return cxx_nothrow_new_aligned(n, alignment, &nothrow_tag);
+        if (nothrow && !alignment && cxx_nothrow_new)
+            return cxx_nothrow_new(n, &nothrow_tag);
         handler();
     }
 }
