@@ -52,6 +52,8 @@ static fa_cxx_nothrow_new_aligned cxx_nothrow_new_aligned;
 
 __attribute__((constructor)) static void find_cxx_nothrow_forms(void)
 {
+    if (!fa_cxx_get_new_handler)
+        return; /* no C++ runtime: and a C program's allocations stay exactly its own */
     void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
     if (!lib)
         return;
