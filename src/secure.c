@@ -251,17 +251,25 @@ static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
     return heap->quarantine;
 }
 
-/* A block leaves the quarantine: its link and mark, which the free list is about to
- * overwrite, must be as they were freed (malloc checks the rest before handing it out).
- * Returns its size. */
-static size_t release(void *p)
+/* A block in the quarantine must be as it was freed: link and mark as set (whole: trailer and
+ * fill too); else `caller` reports a write after free. Returns its page. */
+static fa_page_t *check_quarantined(void *p, const char *caller, bool whole)
 {
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     fa_block_t *block = p;
-    if (!seg || block->link != fa_link_encode(NULL) || block->mark != fa_page_mark(page))
-        report("free", p, "write after free", page ? page->block_size - FA_TRAILER : 0);
-    _fa_free_block(page, block);
+    if (!seg || block->link != fa_link_encode(NULL) || block->mark != fa_page_mark(page) ||
+        (whole && !free_block_intact(page, (uintptr_t)p)))
+        report(caller, p, "write after free", page ? page->block_size - FA_TRAILER : 0);
+    return page;
+}
+
+/* A block leaves the quarantine: its link and mark, which the free list is about to
+ * overwrite, are checked (malloc checks the rest before handing it out). Returns its size. */
+static size_t release(void *p)
+{
+    fa_page_t *page = check_quarantined(p, "free", false);
+    _fa_free_block(page, p);
     return page->block_size;
 }
 
@@ -321,14 +329,8 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
 void _fa_secure_check_quarantine(void)
 {
     struct fa_quarantine *q = _fa_heap_tls->quarantine;
-    for (size_t i = 0; q && i < q->count; i++) {
-        void *p = q->blocks[(q->first + i) % FA_QUARANTINE_SLOTS];
-        fa_page_t *page;
-        fa_block_t *block = p;
-        if (!_fa_segment_of_block(p, &page) || block->link != fa_link_encode(NULL) ||
-            block->mark != fa_page_mark(page) || !free_block_intact(page, (uintptr_t)p))
-            report("exit", p, "write after free", page ? page->block_size - FA_TRAILER : 0);
-    }
+    for (size_t i = 0; q && i < q->count; i++)
+        check_quarantined(q->blocks[(q->first + i) % FA_QUARANTINE_SLOTS], "exit", true);
 }
 
 /* ---- large blocks ---- */
