@@ -7,13 +7,14 @@
  *   0                                         n                       d-8         d
  *
  * - the size word is n encoded with the secret and the block's address; the bytes from n to it
- *   hold the canary byte. free checks both (an overflow), and the trailer of the block before
- *   (an underflow), when the freeing thread owns the page: only the owner writes trailers;
- * - the trailer stays while the block is free. The program's bytes are filled with the fill
- *   byte (zero with FITALLOC_SECURE_ZERO), except the first 16, which hold the list link and
- *   the free mark, and the block waits in its freeing thread's quarantine (FITALLOC_QUARANTINE
- *   bytes). Leaving the quarantine its link and mark are checked, and malloc checks fill and
- *   trailer before handing it out again: a write after free is reported;
+ *   hold the canary byte. free checks both (an overflow), and the size word of the block before
+ *   (an underflow crosses it first), when the freeing thread owns the page: only the owner
+ *   writes size words;
+ * - a free block keeps its size word; every byte between its list link and mark (the first 16)
+ *   and the size word holds the fill byte (zero with FITALLOC_SECURE_ZERO), and it waits in
+ *   its freeing thread's quarantine (FITALLOC_QUARANTINE bytes). Leaving the quarantine its
+ *   link and mark are checked, and malloc checks the fill and the size word before handing it
+ *   out again: a write after free is reported;
  * - free lists are built in random order, so where the next block lands cannot be predicted;
  * - free_sized and sized delete must name the size that was asked for.
  * Large blocks get their own mapping with the canary on both sides and a guard page after.
@@ -32,8 +33,14 @@ bool _fa_secure;
 static uint8_t canary_byte;
 static uint8_t fill_byte;
 
+/* A block in the quarantine and its page (which cannot go away: the block counts as used). */
+struct fa_held {
+    fa_block_t *block;
+    fa_page_t *page;
+};
+
 struct fa_quarantine {
-    void *blocks[FA_QUARANTINE_SLOTS]; /* a ring, oldest at `first` */
+    struct fa_held held[FA_QUARANTINE_SLOTS]; /* a ring, oldest at `first` */
     size_t first, count, bytes;
     uint64_t rng; /* xorshift state for the random list order */
 };
@@ -61,68 +68,92 @@ static uintptr_t size_word(uintptr_t block, size_t n)
     return n ^ _fa_list_secret ^ block;
 }
 
-/* The checks read every canary and fill byte: 32 bytes a step, differences or-ed together
- * (one test a step, and a loop the compiler can widen), the unaligned ends a byte at a time. */
-static bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
+/* The checks read every canary and fill byte, eight at a time: the first and the last eight
+ * of the range as two loads that may overlap, the words between 32 bytes a step with the
+ * differences or-ed together (one test in the end, and a loop the compiler can widen). Blocks
+ * are small, so the ends matter more than the loop. */
+static inline uint64_t load8(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
 {
     uint64_t pattern = 0x0101010101010101ull * byte;
-    size_t i = 0;
-    for (; i < len && ((uintptr_t)(p + i) & 7); i++)
-        if (p[i] != byte)
-            return false;
-    uint64_t diff = 0;
-    for (; i + 32 <= len; i += 32) {
-        uint64_t w[4];
-        memcpy(w, p + i, 32);
-        diff |= (w[0] ^ pattern) | (w[1] ^ pattern) | (w[2] ^ pattern) | (w[3] ^ pattern);
+    if (len < 8) {
+        unsigned diff = 0;
+        for (size_t i = 0; i < len; i++)
+            diff |= p[i] ^ byte;
+        return diff == 0;
     }
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        diff |= w ^ pattern;
-    }
-    for (; i < len; i++)
-        diff |= p[i] ^ byte;
+    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
+    size_t i = 8;
+    for (; i + 32 < len; i += 32)
+        diff |= (load8(p + i) ^ pattern) | (load8(p + i + 8) ^ pattern) |
+                (load8(p + i + 16) ^ pattern) | (load8(p + i + 24) ^ pattern);
+    for (; i + 8 < len; i += 8)
+        diff |= load8(p + i) ^ pattern;
     return diff == 0;
+}
+
+/* memset for the short ranges of small blocks, the same way round: no call for a few words. */
+static inline void set_bytes(uint8_t *p, size_t len, uint8_t byte)
+{
+    uint64_t pattern = 0x0101010101010101ull * byte;
+    if (len < 8 || len > 256) {
+        memset(p, byte, len);
+        return;
+    }
+    memcpy(p, &pattern, 8);
+    memcpy(p + len - 8, &pattern, 8);
+    for (size_t i = 8; i + 8 < len; i += 8)
+        memcpy(p + i, &pattern, 8);
+}
+
+/* The request size a size word records, or SIZE_MAX if the word is damaged. */
+static size_t word_size(const fa_page_t *page, uintptr_t block)
+{
+    size_t d = page->block_size;
+    size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
+    return n <= d - FA_TRAILER ? n : SIZE_MAX;
 }
 
 /* The size the size word says, for a report: the block's room if the word is damaged too. */
 static size_t claimed_size(const fa_page_t *page, uintptr_t block)
 {
-    size_t d = page->block_size;
-    size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
-    return n <= d - FA_TRAILER ? n : d - FA_TRAILER;
+    size_t n = word_size(page, block);
+    return n != SIZE_MAX ? n : page->block_size - FA_TRAILER;
 }
 
-/* The request size a block's trailer records, or SIZE_MAX if the trailer is damaged. The
- * canary is checked from n on, or from 16 on where a free block's link and mark may be. */
-static size_t recorded_size(const fa_page_t *page, uintptr_t block, bool maybe_free)
+/* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged. */
+static size_t recorded_size(const fa_page_t *page, uintptr_t block)
 {
-    size_t d = page->block_size;
-    size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
-    if (n > d - FA_TRAILER)
-        return SIZE_MAX;
-    size_t from = maybe_free && n < sizeof(fa_block_t) ? sizeof(fa_block_t) : n;
-    return all_bytes((const uint8_t *)block + from, d - 8 - from, canary_byte) ? n : SIZE_MAX;
+    size_t n = word_size(page, block);
+    if (n == SIZE_MAX)
+        return n;
+    return all_bytes((const uint8_t *)block + n, page->block_size - 8 - n, canary_byte) ? n
+                                                                                     : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
 {
     if (_fa_block_is_free(page, p))
         _fa_double_free(caller, p, page->block_size - FA_TRAILER);
-    size_t n = recorded_size(page, (uintptr_t)p, false);
+    size_t n = recorded_size(page, (uintptr_t)p);
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
     return n;
 }
 
-/* A free block: trailer intact, and the program's bytes after the first 16 hold the fill. */
+/* A free block: everything after its link and mark holds the fill byte, up to a size word
+ * that is still valid. */
 static bool free_block_intact(const fa_page_t *page, uintptr_t block)
 {
-    size_t n = recorded_size(page, block, true);
-    return n != SIZE_MAX &&
-           (n <= sizeof(fa_block_t) || all_bytes((const uint8_t *)block + sizeof(fa_block_t),
-                                                 n - sizeof(fa_block_t), fill_byte));
+    return word_size(page, block) != SIZE_MAX &&
+           all_bytes((const uint8_t *)block + sizeof(fa_block_t),
+                     page->block_size - 8 - sizeof(fa_block_t), fill_byte);
 }
 
 /* ---- allocation ---- */
@@ -140,14 +171,14 @@ static uint64_t next_random(fa_heap_t *heap)
     return x;
 }
 
-/* New blocks of a secure page: a trailer for 0 bytes, marked free, linked in random order
- * (extend). */
+/* New blocks of a secure page: free blocks (the fill, a size word for 0 bytes), linked in
+ * random order (extend). */
 fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest)
 {
     size_t d = page->block_size;
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
-        memset((void *)b, canary_byte, d - 8);
+        memset((void *)b, fill_byte, d - 8);
         *(uintptr_t *)(b + d - 8) = size_word(b, 0);
     }
     /* The page's first block is never handed out: its trailer guards the second block's
@@ -190,10 +221,9 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     fa_block_t *block = fa_page_pop(page);
     uintptr_t b = (uintptr_t)block;
     size_t d = page->block_size;
-    memset((char *)b + n, canary_byte, d - 8 - n);
+    block->link = block->mark = 0; /* no encoded link shown to the program */
+    set_bytes((uint8_t *)b + n, d - 8 - n, canary_byte);
     *(uintptr_t *)(b + d - 8) = size_word(b, n);
-    if (n >= sizeof(fa_block_t))
-        block->link = block->mark = 0; /* no encoded link shown to the program */
     return block;
 }
 
@@ -204,7 +234,7 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
     if (n > d - FA_TRAILER)
         return false;
     uintptr_t b = (uintptr_t)p;
-    memset((char *)b + n, canary_byte, d - 8 - n);
+    set_bytes((uint8_t *)b + n, d - 8 - n, canary_byte);
     *(uintptr_t *)(b + d - 8) = size_word(b, n);
     return true;
 }
@@ -251,34 +281,26 @@ static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
     return heap->quarantine;
 }
 
-/* A block in the quarantine must be as it was freed: link and mark as set (whole: trailer and
- * fill too); else `caller` reports a write after free. Returns its page. */
-static fa_page_t *check_quarantined(void *p, const char *caller, bool whole)
+/* A block in the quarantine must be as it was freed: link and mark as set (whole: size word
+ * and fill too); else `caller` reports a write after free. */
+static void check_quarantined(const struct fa_held *held, const char *caller, bool whole)
 {
-    fa_page_t *page;
-    fa_segment_t *seg = _fa_segment_of_block(p, &page);
-    fa_block_t *block = p;
-    if (!seg || block->link != fa_link_encode(NULL) || block->mark != fa_page_mark(page) ||
-        (whole && !free_block_intact(page, (uintptr_t)p)))
-        report(caller, p, "write after free", page ? page->block_size - FA_TRAILER : 0);
-    return page;
+    const fa_block_t *block = held->block;
+    if (block->link != fa_link_encode(NULL) || block->mark != fa_page_mark(held->page) ||
+        (whole && !free_block_intact(held->page, (uintptr_t)block)))
+        report(caller, block, "write after free", held->page->block_size - FA_TRAILER);
 }
 
-/* A block leaves the quarantine: its link and mark, which the free list is about to
- * overwrite, are checked (malloc checks the rest before handing it out). Returns its size. */
-static size_t release(void *p)
-{
-    fa_page_t *page = check_quarantined(p, "free", false);
-    _fa_free_block(page, p);
-    return page->block_size;
-}
-
+/* The oldest block leaves the quarantine: its link and mark, which the free list is about to
+ * overwrite, are checked (malloc checks the rest before handing it out). */
 static void release_oldest(struct fa_quarantine *q)
 {
-    void *p = q->blocks[q->first];
+    struct fa_held *held = &q->held[q->first];
     q->first = (q->first + 1) % FA_QUARANTINE_SLOTS;
     q->count--;
-    q->bytes -= release(p);
+    q->bytes -= held->page->block_size;
+    check_quarantined(held, "free", false);
+    _fa_free_block(held->page, held->block);
 }
 
 void _fa_secure_flush(fa_heap_t *heap)
@@ -291,36 +313,33 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
 {
     uintptr_t b = (uintptr_t)p;
     size_t d = page->block_size;
-    size_t n = recorded_size(page, b, false);
+    size_t n = recorded_size(page, b);
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, b));
     fa_heap_t *heap = _fa_heap_tls;
+    /* An underflow crosses the size word of the block before first; only the page's owner
+     * reads it (only the owner writes size words, so no other thread can see one half done). */
     bool owner = fa_owner_heap(__atomic_load_n(&page->owner, __ATOMIC_RELAXED)) == heap;
-    if (owner && b != page->start && recorded_size(page, b - d, true) == SIZE_MAX)
+    if (owner && b != page->start && word_size(page, b - d) == SIZE_MAX)
         report(caller, p, "heap underflow (into the block before it)", n);
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
-    if (n > sizeof(fa_block_t))
-        memset((char *)p + sizeof(fa_block_t), fill_byte, n - sizeof(fa_block_t));
+    set_bytes((uint8_t *)p + sizeof(fa_block_t), d - 8 - sizeof(fa_block_t), fill_byte);
     fa_block_t *block = p;
     block->link = fa_link_encode(NULL);
     block->mark = fa_page_mark(page);
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
     struct fa_quarantine *q = heap ? quarantine_of(heap) : NULL;
-    if (!q) {
-        release(p);
+    size_t limit = (size_t)fa_option(quarantine);
+    if (!q || d > limit) {
+        _fa_free_block(page, block);
         return;
     }
-    size_t limit = (size_t)fa_option(quarantine);
     while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
         release_oldest(q);
-    if (d > limit) {
-        release(p);
-        return;
-    }
-    q->blocks[(q->first + q->count) % FA_QUARANTINE_SLOTS] = p;
+    q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] = (struct fa_held){block, page};
     q->count++;
     q->bytes += d;
 }
@@ -330,7 +349,7 @@ void _fa_secure_check_quarantine(void)
 {
     struct fa_quarantine *q = _fa_heap_tls->quarantine;
     for (size_t i = 0; q && i < q->count; i++)
-        check_quarantined(q->blocks[(q->first + i) % FA_QUARANTINE_SLOTS], "exit", true);
+        check_quarantined(&q->held[(q->first + i) % FA_QUARANTINE_SLOTS], "exit", true);
 }
 
 /* ---- large blocks ---- */
