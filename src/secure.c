@@ -134,7 +134,7 @@ static size_t recorded_size(const fa_page_t *page, uintptr_t block)
     if (n == SIZE_MAX)
         return n;
     return all_bytes((const uint8_t *)block + n, page->block_size - 8 - n, canary_byte) ? n
-                                                                                     : SIZE_MAX;
+                                                                                        : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)

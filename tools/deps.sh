@@ -6,7 +6,7 @@
 #        clang with libFuzzer (libclang-rt-14-dev) for the fuzz tests, Python with matplotlib for
 #        the bench harness test, the peers for the override tests)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib
-#        and the peer allocators: jemalloc, tcmalloc, mimalloc; the bench runs without them)
+#        and the peer allocators: jemalloc, tcmalloc, mimalloc, scudo; the bench runs without them)
 #
 # Without --if-missing: apt-get update and install them all (CI). With --if-missing: install
 # only when some are missing, and only if we are root or have password-less sudo; otherwise
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 build=(build-essential cmake ninja-build pkg-config)
-peers=(libjemalloc2 libgoogle-perftools4 libmimalloc2.0)
+peers=(libjemalloc2 libgoogle-perftools4 libmimalloc2.0 libclang-rt-14-dev)
 case "${1:-}" in
 test)
     needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file

@@ -6,7 +6,9 @@ is libfitalloc.so with FITALLOC_MODE=lab and the FITALLOC_* variables of that co
 
 from __future__ import annotations
 
+import glob
 import os
+import platform
 import subprocess
 from dataclasses import dataclass, field
 
@@ -20,8 +22,12 @@ PEERS = {
     # libtcmalloc_minimal is in libtcmalloc-minimal4, a dependency of
     # libgoogle-perftools4 (which adds the profiling libtcmalloc.so.4).
     "tcmalloc": (["libtcmalloc_minimal.so.4", "libtcmalloc.so.4"], "libgoogle-perftools4"),
+    # LLVM's hardened allocator, the one secure mode is measured against: compiler-rt's
+    # standalone scudo, in LLVM's own directory (a pattern; the newest match wins).
+    "scudo": ([f"/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.scudo_standalone-"
+               f"{platform.machine()}.so"], "libclang-rt-14-dev"),
 }
-PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc", "glibc"]
+PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc", "scudo", "glibc"]
 # fitalloc's own variants: the same library with these FITALLOC_* variables.
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"}}
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
@@ -84,9 +90,9 @@ def find_peer(name: str) -> str | None:
     files, _ = PEERS[name]
     for f in files:
         for d in LIB_DIRS:
-            path = os.path.join(d, f)
-            if os.path.exists(path):
-                return path
+            paths = sorted(glob.glob(os.path.join(d, f)))  # an absolute f ignores d
+            if paths:
+                return paths[-1]
     return None
 
 
