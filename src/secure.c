@@ -3,18 +3,19 @@
  * FA_OWNER_SECURE, so every malloc and free of their blocks comes here (the fast paths are the
  * default mode's, unchanged). A block of d bytes serving a request of n bytes:
  *
- *   | program's n bytes ...                   | canary bytes ...      | size word |
- *   0                                         n                       d-8         d
+ *   | program's n bytes ...            | canary (64 bytes at most) | (not checked) | size word |
+ *   0                                  n                                           d-8         d
  *
- * - the size word is n encoded with the secret and the block's address; the bytes from n to it
- *   hold the canary byte. free checks both (an overflow), and the size word of the block before
- *   (an underflow crosses it first), when the freeing thread owns the page: only the owner
- *   writes size words;
- * - a free block keeps its size word; every byte between its list link and mark (the first 16)
- *   and the size word holds the fill byte (zero with FITALLOC_SECURE_ZERO), and it waits in
- *   its freeing thread's quarantine (FITALLOC_QUARANTINE bytes). Leaving the quarantine its
- *   link and mark are checked, and malloc checks the fill and the size word before handing it
- *   out again: a write after free is reported;
+ * - the size word is n encoded with the secret and the block's address; the canary follows the
+ *   request. free checks both (an overflow), and the size word of the block before (an
+ *   underflow crosses it first), when the freeing thread owns the page: only the owner writes
+ *   size words;
+ * - a free block keeps its size word; the 1 KiB after its list link and mark (the first 16),
+ *   or up to the size word if the block is smaller, hold the fill byte (the whole block, zeros,
+ *   with FITALLOC_SECURE_ZERO), and it waits in its freeing thread's quarantine
+ *   (FITALLOC_QUARANTINE bytes). Leaving the quarantine its link and mark are checked, and
+ *   malloc checks the fill and the size word before handing it out again: a write after free
+ *   is reported;
  * - free lists are built in random order, so where the next block lands cannot be predicted;
  * - free_sized and sized delete must name the size that was asked for.
  * Large blocks get their own mapping with the canary on both sides and a guard page after.
@@ -27,11 +28,21 @@
 #include "size_class.h"
 
 #define FA_TRAILER 16 /* at least 8 canary bytes and the size word */
+/* How much of a block the checks cover. An overflow is contiguous, so it crosses the first
+ * canary bytes after the request first: FA_CANARY_SPAN of them see it, and the slack of a
+ * medium block (up to a quarter of it) is not written on every malloc. A write after free
+ * lands mostly near a block's start (an object's first fields): the fill covers FA_FILL_SPAN
+ * bytes after the link and mark, or the whole block with FITALLOC_SECURE_ZERO, whose point
+ * is that nothing of the old contents is left. So the pages of a large medium block that the
+ * program never touches stay untouched (and out of its resident memory). */
+#define FA_CANARY_SPAN 64
+#define FA_FILL_SPAN 1024
 #define FA_QUARANTINE_SLOTS 2048
 
 bool _fa_secure;
 static uint8_t canary_byte;
 static uint8_t fill_byte;
+static size_t fill_span;
 
 /* A block in the quarantine and its page (which cannot go away: the block counts as used). */
 struct fa_held {
@@ -52,6 +63,7 @@ void _fa_secure_init(void)
     uint64_t r = _fa_os_random();
     canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
     fill_byte = fa_option(secure_zero) ? 0 : (uint8_t)(0x80 | ((r >> 8) & 0x7e));
+    fill_span = fa_option(secure_zero) ? SIZE_MAX : FA_FILL_SPAN;
 }
 
 /* ---- reports ---- */
@@ -90,9 +102,18 @@ static inline bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
     }
     uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
     size_t i = 8;
-    for (; i + 32 < len; i += 32)
-        diff |= (load8(p + i) ^ pattern) | (load8(p + i + 8) ^ pattern) |
-                (load8(p + i + 16) ^ pattern) | (load8(p + i + 24) ^ pattern);
+    if (len > 128) {
+        /* Long ranges in vectors of 32 bytes (SSE2 pairs on any x86-64, one AVX2 register
+         * where the compiler may use it), differences or-ed together. */
+        typedef uint64_t vec __attribute__((vector_size(32), aligned(1)));
+        vec vdiff = {0, 0, 0, 0};
+        for (; i + 32 < len; i += 32) {
+            vec v;
+            memcpy(&v, p + i, 32);
+            vdiff |= v ^ pattern;
+        }
+        diff |= vdiff[0] | vdiff[1] | vdiff[2] | vdiff[3];
+    }
     for (; i + 8 < len; i += 8)
         diff |= load8(p + i) ^ pattern;
     return diff == 0;
@@ -110,6 +131,19 @@ static inline void set_bytes(uint8_t *p, size_t len, uint8_t byte)
     memcpy(p + len - 8, &pattern, 8);
     for (size_t i = 8; i + 8 < len; i += 8)
         memcpy(p + i, &pattern, 8);
+}
+
+/* Where the canary after a request of n bytes in a block of d ends. */
+static inline size_t canary_end(size_t n, size_t d)
+{
+    return n + FA_CANARY_SPAN < d - 8 ? n + FA_CANARY_SPAN : d - 8;
+}
+
+/* Where the fill of a free block of d bytes ends (it starts after the link and mark). */
+static inline size_t fill_end(size_t d)
+{
+    size_t room = d - 8 - sizeof(fa_block_t);
+    return sizeof(fa_block_t) + (room < fill_span ? room : fill_span);
 }
 
 /* The request size a size word records, or SIZE_MAX if the word is damaged. */
@@ -133,8 +167,8 @@ static size_t recorded_size(const fa_page_t *page, uintptr_t block)
     size_t n = word_size(page, block);
     if (n == SIZE_MAX)
         return n;
-    return all_bytes((const uint8_t *)block + n, page->block_size - 8 - n, canary_byte) ? n
-                                                                                        : SIZE_MAX;
+    size_t end = canary_end(n, page->block_size);
+    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? n : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
@@ -153,7 +187,7 @@ static bool free_block_intact(const fa_page_t *page, uintptr_t block)
 {
     return word_size(page, block) != SIZE_MAX &&
            all_bytes((const uint8_t *)block + sizeof(fa_block_t),
-                     page->block_size - 8 - sizeof(fa_block_t), fill_byte);
+                     fill_end(page->block_size) - sizeof(fa_block_t), fill_byte);
 }
 
 /* ---- allocation ---- */
@@ -178,7 +212,7 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
     size_t d = page->block_size;
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
-        memset((void *)b, fill_byte, d - 8);
+        memset((void *)b, fill_byte, fill_end(d));
         *(uintptr_t *)(b + d - 8) = size_word(b, 0);
     }
     /* The page's first block is never handed out: its trailer guards the second block's
@@ -222,7 +256,7 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     uintptr_t b = (uintptr_t)block;
     size_t d = page->block_size;
     block->link = block->mark = 0; /* no encoded link shown to the program */
-    set_bytes((uint8_t *)b + n, d - 8 - n, canary_byte);
+    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
     *(uintptr_t *)(b + d - 8) = size_word(b, n);
     return block;
 }
@@ -234,7 +268,7 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
     if (n > d - FA_TRAILER)
         return false;
     uintptr_t b = (uintptr_t)p;
-    set_bytes((uint8_t *)b + n, d - 8 - n, canary_byte);
+    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
     *(uintptr_t *)(b + d - 8) = size_word(b, n);
     return true;
 }
@@ -325,7 +359,7 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
-    set_bytes((uint8_t *)p + sizeof(fa_block_t), d - 8 - sizeof(fa_block_t), fill_byte);
+    set_bytes((uint8_t *)p + sizeof(fa_block_t), fill_end(d) - sizeof(fa_block_t), fill_byte);
     fa_block_t *block = p;
     block->link = fa_link_encode(NULL);
     block->mark = fa_page_mark(page);
