@@ -127,8 +127,7 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place 
 void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
 void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
 /* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
-void *_fa_secure_large_take(size_t size, size_t align, size_t *mapped, bool *zeroed,
-                            uintptr_t *previous);
+fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed);
 void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
 
 /* report.c */
@@ -146,6 +145,9 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n);
 fa_segment_t *_fa_large_header(uintptr_t p);
 void _fa_large_purge(uint64_t now, bool force, long *next);
 void _fa_large_unmap(void *base, size_t size); /* a whole large mapping, with the statistics */
+/* A mapping taken for reuse, fitted to `size` bytes (grown, or its tail given back); NULL if
+ * it could not be grown (it is unmapped then). */
+fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);
 
 /* purge.c */
 void _fa_purge_start(void);

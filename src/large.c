@@ -46,7 +46,7 @@ static void map_block(fa_segment_t *seg, bool present)
 /* Adjust a mapping taken from the cache to `size` bytes: trim a tail that would be mostly
  * waste, or grow it with mremap (the pages it holds stay; only the new part is faulted in).
  * On failure the mapping is unmapped and NULL returned. */
-static fa_segment_t *fit_mapping(fa_segment_t *seg, size_t size)
+fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
 {
     size_t mapped = seg->mapped;
     seg->large_slack = 0;
@@ -112,7 +112,7 @@ static fa_segment_t *cache_take(size_t size)
         cache_bytes -= found->mapped;
     }
     fa_mutex_unlock(&_fa_global_lock);
-    return found ? fit_mapping(found, size) : NULL;
+    return found ? _fa_large_fit_mapping(found, size) : NULL;
 }
 
 void _fa_large_unmap(void *base, size_t size)
@@ -150,12 +150,13 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     bool shiftable = alignment <= FA_OS_PAGE;
     size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
-    fa_segment_t *seg = base_align == FA_SEG_SIZE && !_fa_secure ? cache_take(size) : NULL;
-    bool fresh = seg == NULL, zeroed = true;
-    uintptr_t previous = fresh ? 0 : seg->large_block; /* the block freed here last */
-    size_t mapped = size;
-    if (fresh && _fa_secure)
-        seg = _fa_secure_large_take(size, base_align, &mapped, &zeroed, &previous);
+    fa_segment_t *seg = NULL;
+    bool zeroed = false;
+    if (_fa_secure)
+        seg = _fa_secure_large_take(size, base_align, &zeroed);
+    else if (base_align == FA_SEG_SIZE)
+        seg = cache_take(size);
+    uintptr_t previous = seg ? seg->large_block : 0; /* the block freed here last */
     if (!seg) {
         seg = _fa_os_map_aligned(size, base_align);
         if (!seg) {
@@ -164,10 +165,9 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         }
         fa_count(reserved, size);
         _fa_stats_commit((int64_t)size);
-    }
-    if (fresh) {
-        seg->mapped = mapped;
+        seg->mapped = size;
         seg->large_slack = 0;
+        zeroed = true;
     }
     if (shiftable && previous == (uintptr_t)seg + offset)
         offset += FA_OS_PAGE;
@@ -184,7 +184,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     map_block(seg, true);
     fa_count(large_allocs, 1);
     fa_count(large_in_use, seg->large_usable);
-    if (zero && (!fresh || !zeroed))
+    if (zero && !zeroed)
         memset((void *)seg->large_block, 0, n);
     return (void *)seg->large_block;
 }

@@ -388,45 +388,70 @@ void _fa_secure_check_quarantine(void)
 
 /* ---- large blocks ---- */
 
-/* Freed large mappings stay reserved and inaccessible for a while: a write after free
- * faults, and the address comes back late (only the oldest mappings are taken again). Their
- * memory is kept for reuse while the kept bytes stay under FA_LARGE_KEEP, else emptied. */
+/* Freed large mappings stay reserved for a while, their start inaccessible: a write after free
+ * there faults, and the address does not come back at once (the newest retired mapping is
+ * never taken: more reuse faults pages in again). Their memory is kept for reuse while the kept bytes stay within
+ * FITALLOC_LARGE_CACHE (as the default mode's cache), else emptied. mprotect costs in
+ * proportion to the pages a range holds, so a kept mapping is made inaccessible only up to
+ * FA_LARGE_PROTECT_SPAN bytes into its block (where writes after free land mostly), an
+ * emptied one (which holds no pages) as a whole. */
 #define FA_LARGE_QUARANTINE 16
-#define FA_LARGE_RECENT 2 /* the newest retired mappings are never taken */
-#define FA_LARGE_KEEP ((size_t)64 << 20)
+#define FA_LARGE_RECENT 1
+#define FA_LARGE_PROTECT_SPAN ((size_t)64 << 10)
 static struct {
     void *base;
     size_t size;
-    uintptr_t block; /* the block it held */
+    size_t protected; /* bytes from base made inaccessible (the guard page at the end too) */
+    uintptr_t block;  /* the block it held (an emptied mapping's header is gone) */
     bool emptied;
 } retired[FA_LARGE_QUARANTINE];
 static size_t retired_next; /* the oldest entry; the ring's next slot */
 static size_t kept_bytes;   /* memory still held by retired mappings that were not emptied */
 
-/* The oldest retired mapping that fits size bytes, at most twice that, made accessible again;
- * NULL if none. Oldest first, and never the newest ones: an address comes back late. */
-void *_fa_secure_large_take(size_t size, size_t align, size_t *mapped, bool *zeroed,
-                            uintptr_t *previous)
+/* A retired mapping for `size` bytes, made accessible again and fitted (as the default mode's
+ * cache does: the smallest one large enough, else the largest, grown); NULL if none. */
+fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed)
 {
-    void *found = NULL;
+    size_t pick = FA_LARGE_QUARANTINE;
     fa_mutex_lock(&_fa_global_lock);
-    for (size_t k = 0; k + FA_LARGE_RECENT < FA_LARGE_QUARANTINE && !found; k++) {
+    for (size_t k = 0; k + FA_LARGE_RECENT < FA_LARGE_QUARANTINE; k++) {
         size_t i = (retired_next + k) % FA_LARGE_QUARANTINE;
-        if (retired[i].base && retired[i].size >= size && retired[i].size - size <= size &&
-            (uintptr_t)retired[i].base % align == 0) {
-            found = retired[i].base;
-            *mapped = retired[i].size;
-            *zeroed = retired[i].emptied;
-            *previous = retired[i].block;
-            if (!retired[i].emptied)
-                kept_bytes -= retired[i].size;
-            retired[i].base = NULL;
+        size_t cand = retired[i].size;
+        /* Growing would move a mapping aligned beyond a segment off its alignment. */
+        if (!retired[i].base || (uintptr_t)retired[i].base % align ||
+            (align > FA_SEG_SIZE && cand < size))
+            continue;
+        if (pick == FA_LARGE_QUARANTINE) {
+            pick = i;
+            continue;
         }
+        size_t have = retired[pick].size;
+        if (have >= size ? (cand >= size && cand < have) : cand > have)
+            pick = i;
+    }
+    fa_segment_t *seg = NULL;
+    size_t mapped = 0, protected = 0;
+    uintptr_t block = 0;
+    if (pick < FA_LARGE_QUARANTINE) {
+        seg = retired[pick].base;
+        mapped = retired[pick].size;
+        protected = retired[pick].protected;
+        block = retired[pick].block;
+        *zeroed = retired[pick].emptied;
+        if (!retired[pick].emptied)
+            kept_bytes -= mapped;
+        retired[pick].base = NULL;
     }
     fa_mutex_unlock(&_fa_global_lock);
-    if (found)
-        _fa_os_unprotect(found, *mapped);
-    return found;
+    if (!seg)
+        return NULL;
+    _fa_os_unprotect(seg, protected);
+    if (protected < mapped) /* the guard page: the mapping may be fitted to another size */
+        _fa_os_unprotect((char *)seg + mapped - FA_OS_PAGE, FA_OS_PAGE);
+    seg->mapped = mapped;
+    seg->large_slack = 0;
+    seg->large_block = block;
+    return _fa_large_fit_mapping(seg, size);
 }
 
 void _fa_secure_large_retire(fa_segment_t *seg)
@@ -435,14 +460,17 @@ void _fa_secure_large_retire(fa_segment_t *seg)
     size_t size = seg->mapped;
     uintptr_t block = seg->large_block; /* the header cannot be read once it is protected */
     fa_mutex_lock(&_fa_global_lock);
-    bool empty = kept_bytes + size > FA_LARGE_KEEP;
+    bool empty = kept_bytes + size > (size_t)fa_option(large_cache);
     if (!empty)
         kept_bytes += size;
     fa_mutex_unlock(&_fa_global_lock);
     /* Inaccessible before it joins the ring, where another thread may take it at once. */
+    size_t protected = size;
     if (empty)
         _fa_os_purge(base, size);
-    _fa_os_protect(base, size);
+    else if (block - (uintptr_t)base + FA_LARGE_PROTECT_SPAN < size)
+    protected = fa_align_up(block - (uintptr_t)base + FA_LARGE_PROTECT_SPAN, FA_OS_PAGE);
+    _fa_os_protect(base, protected);
     fa_mutex_lock(&_fa_global_lock);
     size_t i = retired_next++ % FA_LARGE_QUARANTINE;
     void *old = retired[i].base;
@@ -451,6 +479,7 @@ void _fa_secure_large_retire(fa_segment_t *seg)
         kept_bytes -= old_size;
     retired[i].base = base;
     retired[i].size = size;
+    retired[i].protected = protected;
     retired[i].block = block;
     retired[i].emptied = empty;
     fa_mutex_unlock(&_fa_global_lock);
