@@ -60,6 +60,36 @@ int fa_lab_hist_write(const char *path);
 /* Check every lab heap's invariants; 0 if they hold (a broken invariant aborts with a message). */
 int fa_lab_check(void);
 
+/* One block met by fa_lab_walk. */
+struct fa_lab_block {
+    int heap;    /* the lab heap's number (0, 1, ...), or -1 for a direct mapping */
+    int used;    /* 1: allocated, 0: free */
+    void *start; /* the block's first byte: its 16-byte header (a direct mapping has none) */
+    /* The whole block, header included: a heap's blocks tile it, their sizes adding up to its
+     * heap bytes (fa_lab_stats.heap_bytes); a direct mapping's size (a multiple of 4096). */
+    size_t size;
+    void *payload;       /* the pointer malloc returned (start + 16; a direct mapping: start) */
+    size_t payload_size; /* bytes usable from payload (what malloc_usable_size says) */
+};
+
+/* Called by fa_lab_walk for every block. It runs while the walk holds the lab's locks: it must
+ * not call malloc, free or any other allocation function, nor anything of fitalloc (that would
+ * deadlock or change the heap under the walk). Collect into memory set aside beforehand. */
+typedef void (*fa_lab_walk_fn)(const struct fa_lab_block *block, void *arg);
+
+/* Visit every block of the lab heaps that can be walked now, heap by heap and in address order
+ * within a heap, then the direct mappings (FITALLOC_LAB_DIRECT) as used blocks in no
+ * particular order; arg is passed to fn unchanged. Which heaps are walked depends on
+ * FITALLOC_LOCK:
+ *   global, arenas: every heap, each under its lock (threads using it wait meanwhile);
+ *   thread: the calling thread's heap and those of exited threads waiting for a new thread.
+ *           The heap of another live thread changes without any lock, so it is skipped (its
+ *           counters still show in fa_lab_stats_get); walk from each thread, or after joining
+ *           the others, to see everything.
+ * Returns the number of heaps walked (direct mappings not counted; 0 before the first
+ * allocation), or -1 if the lab is not active (FITALLOC_MODE is not lab) or fn is NULL. */
+int fa_lab_walk(fa_lab_walk_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -48,6 +48,52 @@ struct fa_stats {
 /* Fill *out (out->size must be set to sizeof *out); returns 0, or -1 if out->size is too small. */
 int fa_stats_get(struct fa_stats *out);
 
+/* Heap visit: where the fast engine's memory is. An area is a page (blocks of one size class,
+ * in a segment of pages) or a large block (a mapping of its own). */
+#define FA_AREA_PAGE 1
+#define FA_AREA_LARGE 2
+
+struct fa_heap_area {
+    int kind; /* FA_AREA_PAGE or FA_AREA_LARGE */
+    int mine; /* 1: a page of the calling thread's heap */
+    /* A page: an opaque id of the thread heap that owns it, the same for all its pages while
+     * the thread lives (a later thread may reuse it); 0 for a page abandoned by an exited
+     * thread with blocks still in use. A large block: 0 (large blocks belong to no heap). */
+    uintptr_t owner;
+    void *start; /* page: address of its first block; large: the block (what malloc returned) */
+    size_t size; /* page: bytes its blocks span (capacity * block_size); large: usable bytes */
+    size_t block_size; /* page: bytes per block (its size class); large: size */
+    size_t capacity;   /* page: blocks that fit in it; large: 1 */
+    /* Page: blocks in use (0 for a page its heap keeps at hand for the next malloc of that
+     * size); large: 1. */
+    size_t used;
+};
+
+/* Called by fa_heap_visit for every area. It may run while the visit holds the engine's global
+ * lock: it must not call malloc, free or any other allocation function, nor anything of
+ * fitalloc. Collect into memory set aside beforehand. */
+typedef void (*fa_heap_visit_fn)(const struct fa_heap_area *area, void *arg);
+
+/* Visit every page in use of every thread heap (abandoned pages too), then every live large
+ * block; arg is passed to fn unchanged. Returns the number of areas visited (0 in
+ * FITALLOC_MODE=lab, where the fast engine holds nothing; see fa_lab_walk), or -1 if fn is
+ * NULL. A block the program holds lies in exactly one area: start <= p < start + size.
+ *
+ * What is exact: with no other thread allocating or freeing, everything. Then the sum of
+ * used * block_size over pages plus the large blocks' sizes is fa_stats.bytes_in_use, except
+ * that a page's `used` still counts blocks other threads freed into it that its owner has not
+ * taken back yet (fa_stats subtracts those in-flight frees; the visit cannot tell which page
+ * they are in).
+ * What is a snapshot: the pages of other running threads change under the visit without a
+ * lock (their `used` is read as it is at that moment; a page set up or given back meanwhile may
+ * be missed or reported once more), like the counters of fa_stats_get. Large blocks are listed
+ * under the engine's global lock, so none is unmapped during the visit; one that another
+ * thread reallocates in place meanwhile is reported with its old or its new size.
+ * fn runs with that lock held: it must not call malloc, free or any other function of
+ * fitalloc (it would deadlock), nor take a lock another thread may hold while allocating.
+ * The visit is meant for tests and diagnostics, not for a program's hot path. */
+int fa_heap_visit(fa_heap_visit_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -145,6 +145,8 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n);
 fa_segment_t *_fa_large_header(uintptr_t p);
 void _fa_large_purge(uint64_t now, bool force, long *next);
 void _fa_large_unmap(void *base, size_t size); /* a whole large mapping, with the statistics */
+/* fn for every live large block, under _fa_global_lock (fn must not allocate or free). */
+void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg);
 /* A mapping taken for reuse, fitted to `size` bytes (grown, or its tail given back); NULL if
  * it could not be grown (it is unmapped then). */
 fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);

@@ -23,6 +23,41 @@ static size_t cache_bytes;
 /* Bytes that live large blocks hold beyond their request because they reuse a bigger cached
  * mapping: bounded by FITALLOC_LARGE_CACHE, like the cache itself. */
 static size_t slack_bytes;
+/* The live large blocks, linked through their segments' next and prev (unused while a block
+ * is live), under _fa_global_lock: fa_heap_visit reads their headers while no thread can
+ * unmap them. */
+static fa_segment_t *live;
+
+static void live_link(fa_segment_t *seg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    seg->prev = NULL;
+    seg->next = live;
+    if (live)
+        live->prev = seg;
+    live = seg;
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+static void live_unlink(fa_segment_t *seg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    if (seg->prev)
+        seg->prev->next = seg->next;
+    else
+        live = seg->next;
+    if (seg->next)
+        seg->next->prev = seg->prev;
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    for (const fa_segment_t *seg = live; seg; seg = seg->next)
+        fn(seg, arg);
+    fa_mutex_unlock(&_fa_global_lock);
+}
 
 fa_segment_t *_fa_large_header(uintptr_t p)
 {
@@ -182,6 +217,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     if (_fa_secure)
         _fa_secure_large_setup(seg, n);
     map_block(seg, true);
+    live_link(seg);
     fa_count(large_allocs, 1);
     fa_count(large_in_use, seg->large_usable);
     if (zero && !zeroed)
@@ -191,6 +227,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 
 void _fa_large_free(fa_segment_t *seg)
 {
+    live_unlink(seg);
     _fa_large_freed(seg->large_block, seg->large_usable);
     map_block(seg, false);
     __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
@@ -247,13 +284,16 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
             /* Forget the old address before the move releases it: another thread may map a
              * segment there at once, and its map entry must not be erased after the fact. */
             _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
+            live_unlink(seg);
             fa_segment_t *moved = _fa_os_move_aligned(seg, old_mapped, grown, FA_SEG_SIZE);
             if (!moved) {
+                live_link(seg);
                 _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
                 return NULL;
             }
             seg = moved;
             seg->large_block = (uintptr_t)seg + offset;
+            live_link(seg);
             _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
         }
         seg->mapped = grown;

@@ -7,6 +7,7 @@
 #include "../internal.h"
 #include "../options.h"
 #include "fitalloc-lab.h"
+#include "heap_walk.h"
 #include "lab.h"
 #include "lab_instance.h"
 
@@ -174,4 +175,12 @@ FA_API int fa_lab_check(void)
         return -1;
     _fa_lab_instance_check(l);
     return 0;
+}
+
+FA_API int fa_lab_walk(fa_lab_walk_fn fn, void *arg)
+{
+    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    if (!l || !fn)
+        return -1;
+    return (int)_fa_lab_instance_walk(l, fn, arg);
 }
