@@ -30,7 +30,7 @@ static inline __attribute__((always_inline)) void *fa_malloc_inline(size_t n)
         if (fa_likely(fa_link_usable(block))) {
             page->free = fa_link_decode(block->link);
             block->mark = 0;
-            page->used++;
+            page->tally += FA_TALLY_ALLOC;
             FA_IN_RETURN_REGISTER(block);
             return block;
         }
@@ -67,7 +67,6 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
             block->mark = fa_page_mark(page);
             block->link = fa_link_encode(page->free);
             page->free = block;
-            page->frees++;
             if (fa_unlikely(--page->used == 0))
                 _fa_page_emptied(page);
             return;

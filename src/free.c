@@ -54,7 +54,6 @@ static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
     block->mark = fa_page_mark(page);
     block->link = fa_link_encode(page->free);
     page->free = block;
-    page->frees++;
     if (__atomic_load_n(&page->owner, __ATOMIC_RELAXED) & FA_OWNER_FULL) {
         page->used--; /* it has a free block again: back to its queue */
         _fa_heap_local_free_full(heap, page);

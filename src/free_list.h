@@ -75,7 +75,7 @@ static inline fa_block_t *fa_page_pop(fa_page_t *page)
         _fa_free_list_corrupt(page, "free list");
     page->free = fa_link_decode(block->link);
     block->mark = 0;
-    page->used++;
+    page->tally += FA_TALLY_ALLOC;
     return block;
 }
 

@@ -32,8 +32,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
     page->capacity = 0;
     page->free = NULL;
-    page->used = 0;
-    page->frees = 0;
+    page->tally = 0;
     page->pinned = 0;
     page->xcollected = 0;
     page->next = page->prev = NULL;
@@ -107,6 +106,5 @@ void _fa_page_collect(fa_page_t *page)
     tail->link = fa_link_encode(page->free);
     page->free = list;
     page->used -= count;
-    page->frees += count;
     page->xcollected += count;
 }

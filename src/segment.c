@@ -210,14 +210,13 @@ fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
 void _fa_page_release(fa_page_t *page)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
-    __atomic_add_fetch(&_fa_counters.bin_frees[page->bin], page->frees, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&_fa_counters.bin_frees[page->bin], fa_page_frees(page), __ATOMIC_RELAXED);
     __atomic_add_fetch(&_fa_counters.collected[page->bin], page->xcollected, __ATOMIC_RELAXED);
-    page->frees = 0;
     page->xcollected = 0;
     page->free = NULL;
     page->capacity = 0;
     __atomic_store_n(&page->limit, 0, __ATOMIC_RELAXED); /* no block of it may be freed now */
-    page->used = 0;
+    page->tally = 0;
     __atomic_store_n(&page->owner, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay),
                      __ATOMIC_RELAXED);

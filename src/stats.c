@@ -23,7 +23,7 @@ void _fa_stats_commit(int64_t delta)
  * snapshot is approximate by design (see fitalloc-stats.h), so the reads are deliberately
  * unsynchronized.
  *
- * Per class: allocs = frees + live, and a page's `frees` counts local frees plus the remote
+ * Per class: allocs = frees + live, and a page's frees (fa_page_frees) count local frees plus the remote
  * frees its owner collected. Remote frees not collected yet are still in `used`; their number
  * is (remote frees counted by the freeing threads) - (remote frees collected by owners). */
 struct snapshot {
@@ -39,8 +39,8 @@ __attribute__((no_sanitize("thread"))) static void add_pages(fa_segment_t *seg, 
         if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
             continue;
         struct fa_stats_class *c = &snap->out->size_class[page->bin];
-        c->frees += page->frees;
-        c->allocs += page->frees + page->used - page->pinned;
+        c->frees += fa_page_frees(page);
+        c->allocs += page->tally >> 16;
         snap->pending[page->bin] -= (int64_t)page->xcollected;
     }
 }

@@ -105,10 +105,16 @@ typedef struct fa_page_s {
     uint8_t pad0[21];
     /* line 1: the owner's */
     fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
-    uint32_t used;    /* live blocks, plus 1 while this page is its queue's head ("pinned") */
-    uint8_t pinned;   /* 1 while the head of its queue: `used` then carries a +1 */
-    uint8_t pad1[3];
-    uint64_t frees;         /* blocks freed into this page since it was set up (statistics) */
+    /* Two counters in one word, so that malloc counts both with one add of FA_TALLY_ALLOC:
+     * `used`, the low 16 bits, is the live blocks, plus 1 while this page is its queue's head
+     * ("pinned"); the bits above count the blocks handed out since the page was set up. free
+     * decrements `used` alone: the page's frees (statistics) are handed out minus live. */
+    union {
+        uint64_t tally;
+        uint16_t used; /* the low bits of `tally` on a little-endian machine */
+    };
+    uint8_t pinned; /* 1 while the head of its queue: `used` then carries a +1 */
+    uint8_t pad1[7];
     uint64_t xcollected;    /* remote frees the owner collected (statistics: see stats.c) */
     struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
     struct fa_page_s *prev;
@@ -122,6 +128,18 @@ typedef struct fa_page_s {
     /* line 3: padding, so that a descriptor's index is a shift (256 bytes) */
     uint8_t pad4[64];
 } fa_page_t;
+
+#define FA_TALLY_ALLOC (((uint64_t)1 << 16) | 1) /* one more block handed out, and live */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "fa_page_t's used must be the low bits of its tally: little-endian machines only"
+#endif
+_Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 << 16),
+               "a page's live blocks and its pin fit in 16 bits");
+/* The blocks freed into a page since it was set up (local frees and collected remote ones). */
+static inline uint64_t fa_page_frees(const fa_page_t *page)
+{
+    return (page->tally >> 16) - (uint64_t)(page->used - page->pinned);
+}
 
 typedef struct fa_segment_s {
     uint8_t kind;       /* enum fa_segment_kind */
