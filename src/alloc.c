@@ -1,7 +1,9 @@
-/* malloc, calloc, realloc and friends: the out-of-line paths and the C semantics. */
+/* malloc, calloc, realloc and friends: the out-of-line paths and the C semantics. Each entry
+ * point also records its call while tracing (trace.c says how). */
 #include <errno.h>
 #include <string.h>
 
+#include "fitalloc-trace.h"
 #include "fitalloc.h"
 #include "fastpath.h"
 #include "lab/lab.h"
@@ -14,10 +16,9 @@ static void *lab_malloc(size_t n)
     return _fa_lab_malloc(n);
 }
 
-void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
+static void *malloc_generic(size_t n, fa_heap_t *heap)
 {
     if (fa_unlikely(heap == &_fa_heap_empty)) {
-        _fa_process_init();
         if (_fa_lab_active)
             return lab_malloc(n);
         heap = _fa_heap_init_thread();
@@ -48,6 +49,20 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
     return block;
 }
 
+void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
+{
+    /* A thread's first call starts the process first: that decides whether it is traced. */
+    if (fa_unlikely(heap == &_fa_heap_empty))
+        _fa_process_init();
+    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+        void *p = malloc_generic(n, heap);
+        _fa_trace_record(FA_TRACE_MALLOC, n, 0, NULL, p);
+        _fa_trace_leave();
+        return p;
+    }
+    return malloc_generic(n, heap);
+}
+
 /* The usable size of the block p starts, with its segment and (small and medium) page. */
 static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_out,
                           fa_page_t **page_out)
@@ -71,7 +86,15 @@ FA_ENTRY_API void *FA_ENTRY(fa_malloc)(size_t n)
     return fa_malloc_inline(n);
 }
 
-FA_ENTRY_API void *FA_ENTRY(fa_calloc)(size_t count, size_t size)
+/* The bytes a calloc asks for; SIZE_MAX in the trace when the product does not fit (the call
+ * fails). */
+static size_t product(size_t count, size_t size)
+{
+    size_t total;
+    return __builtin_mul_overflow(count, size, &total) ? SIZE_MAX : total;
+}
+
+static void *calloc_untraced(size_t count, size_t size)
 {
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
@@ -86,7 +109,18 @@ FA_ENTRY_API void *FA_ENTRY(fa_calloc)(size_t count, size_t size)
     return p;
 }
 
-FA_ENTRY_API void *FA_ENTRY(fa_realloc)(void *p, size_t n)
+FA_ENTRY_API void *FA_ENTRY(fa_calloc)(size_t count, size_t size)
+{
+    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+        void *p = calloc_untraced(count, size);
+        _fa_trace_record(FA_TRACE_CALLOC, product(count, size), 0, NULL, p);
+        _fa_trace_leave();
+        return p;
+    }
+    return calloc_untraced(count, size);
+}
+
+static void *realloc_untraced(void *p, size_t n)
 {
     if (!p)
         return fa_malloc_inline(n);
@@ -131,14 +165,29 @@ FA_ENTRY_API void *FA_ENTRY(fa_realloc)(void *p, size_t n)
     return q;
 }
 
+FA_ENTRY_API void *FA_ENTRY(fa_realloc)(void *p, size_t n)
+{
+    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+        void *q = realloc_untraced(p, n);
+        _fa_trace_record(FA_TRACE_REALLOC, n, 0, p, q);
+        _fa_trace_leave();
+        return q;
+    }
+    return realloc_untraced(p, n);
+}
+
 FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
 {
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
+        if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+            _fa_trace_record(FA_TRACE_REALLOC, SIZE_MAX, 0, p, NULL);
+            _fa_trace_leave();
+        }
         errno = ENOMEM;
         return NULL;
     }
-    return fa_realloc(p, total);
+    return fa_realloc(p, total); /* which records the call */
 }
 
 FA_API size_t fa_malloc_usable_size(const void *p)

@@ -1,4 +1,5 @@
 /* free: the out-of-line half (the fast path is in fastpath.h). */
+#include "fitalloc-trace.h"
 #include "fitalloc.h"
 #include "fastpath.h"
 #include "lab/lab.h"
@@ -72,9 +73,23 @@ void _fa_free_marked(void *p, fa_page_t *page, const char *caller)
     free_local(_fa_heap_tls, page, p);
 }
 
+/* While tracing, a free is recorded before it is done (when a report stops the program, the
+ * free reported is the trace's last call). One made inside a traced call (realloc's) is not
+ * recorded: that call takes its place in the order here, before the old block is given back. */
+static bool trace_free_begin(void *p, const char *caller, size_t size)
+{
+    if (!_fa_trace_enter()) {
+        _fa_trace_point();
+        return false;
+    }
+    _fa_trace_record(_fa_trace_free_op(caller), size, 0, p, NULL);
+    return true;
+}
+
 /* p lies in seg's page `page` (found by the fast path) but is not a local free into a page
  * with free blocks: validate it, then free it remotely, into our full page, or as a large block. */
-void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size)
+static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller,
+                         size_t size)
 {
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
@@ -105,9 +120,19 @@ void _fa_free_block(fa_page_t *page, fa_block_t *block)
         free_local(heap, page, block);
 }
 
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size)
+{
+    if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
+        free_in_page(p, seg, page, caller, size);
+        _fa_trace_leave();
+        return;
+    }
+    free_in_page(p, seg, page, caller, size);
+}
+
 /* Everything the fast path could not place in a page: NULL, foreign pointers, the interior
- * chunks of a large block aligned beyond 2 MiB. */
-void _fa_free_slow(void *p, const char *caller, size_t size)
+ * chunks of a large block aligned beyond 2 MiB; in lab mode, every free. */
+static void free_slow(void *p, const char *caller, size_t size)
 {
     if (!p)
         return;
@@ -119,7 +144,17 @@ void _fa_free_slow(void *p, const char *caller, size_t size)
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     if (!seg)
         _fa_bad_pointer(caller, p);
-    _fa_free_in_page(p, seg, page, caller, size);
+    free_in_page(p, seg, page, caller, size);
+}
+
+void _fa_free_slow(void *p, const char *caller, size_t size)
+{
+    if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
+        free_slow(p, caller, size);
+        _fa_trace_leave();
+        return;
+    }
+    free_slow(p, caller, size);
 }
 
 FA_ENTRY_API void FA_ENTRY(fa_free)(void *p)

@@ -82,7 +82,7 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
     /* Slot k serves requests of 16(k-1)+1 .. 16k bytes (slot 0: malloc(0)). */
     size_t first = bin ? fa_bin_size(bin - 1) / FA_ALIGN + 1 : 0;
     for (size_t slot = first; slot <= size / FA_ALIGN; slot++)
-        heap->direct[slot] = head && !head->secure ? head : &_fa_page_empty; /* secure: slow */
+        heap->direct[slot] = head && !head->slow ? head : &_fa_page_empty;
 }
 
 static void release_page(fa_heap_t *heap, fa_page_t *page)
@@ -192,6 +192,9 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
         if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
             continue;
         live--;
+        /* A page set up before tracing began (options read late) is traced from now on. */
+        if (_fa_tracing)
+            page->slow = 1;
         __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELEASE);
         _fa_page_collect(page);
         if (page->used == 0) {
@@ -247,6 +250,8 @@ static void thread_done(void *arg)
     _fa_heap_abandon(arg);
     if (_fa_lab_active)
         _fa_lab_thread_exit();
+    if (_fa_tracing)
+        _fa_trace_thread_exit();
     _fa_purge_thread_ended(_fa_os_is_main_thread());
 }
 

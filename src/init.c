@@ -43,6 +43,7 @@ static void fork_child(void)
     _fa_purge_after_fork();
     if (_fa_lab_active)
         _fa_lab_fork_child();
+    _fa_trace_fork_child();
 }
 
 /* Lab mode, once the options say so. If the first allocations came before environ was
@@ -74,6 +75,8 @@ void _fa_process_init(void)
     _fa_secure_init();
     _fa_heap_process_init();
     start_lab_if_asked();
+    if (options_read)
+        _fa_trace_start();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 }
@@ -86,7 +89,8 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         start_lab_if_asked();
         /* Blocks allocated before we could read the options stay in default pages. */
         _fa_secure_init();
-        if (_fa_secure && _fa_heap_tls != &_fa_heap_empty)
+        _fa_trace_start();
+        if ((_fa_secure || _fa_tracing) && _fa_heap_tls != &_fa_heap_empty)
             _fa_heap_abandon(_fa_heap_tls);
     }
     _fa_started = true;
@@ -108,6 +112,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
 
 __attribute__((destructor(101))) static void fa_destructor(void)
 {
+    _fa_trace_process_exit();
     if (_fa_secure)
         _fa_secure_check_quarantine();
     if (!fa_option(stats))

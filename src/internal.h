@@ -45,11 +45,11 @@ static inline uintptr_t fa_align_up(uintptr_t x, uintptr_t a)
 /* The owner word a heap gives its page, and the heap an owner word names. */
 static inline uintptr_t fa_owner_word(const struct fa_heap_s *heap, const fa_page_t *page)
 {
-    return (uintptr_t)heap | (page->secure ? FA_OWNER_SECURE : 0);
+    return (uintptr_t)heap | (page->slow ? FA_OWNER_SLOW : 0);
 }
 static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
 {
-    return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SECURE));
+    return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SLOW));
 }
 
 /* print.c */
@@ -194,6 +194,25 @@ void _fa_heap_check_sometimes(const fa_heap_t *heap);
 #else
 #define FA_CHECK_HEAP(heap) ((void)0)
 #endif
+
+/* trace.c: FITALLOC_TRACE, the recorder (docs/trace.md). An entry point tests _fa_trace_on
+ * (one load); a traced call is _fa_trace_enter, the call, _fa_trace_record, _fa_trace_leave. */
+extern bool _fa_trace_on;   /* tracing, or not decided yet (the process has not started) */
+extern bool _fa_tracing;    /* tracing: every page is slow and calls are recorded */
+bool _fa_trace_start(void); /* once the options are read: opens the file; true if tracing */
+bool _fa_trace_enter(void); /* false: not tracing, or a call made inside a traced call */
+/* op: enum fa_trace_op; alignment: the alignment asked for (0: the default). */
+void _fa_trace_record(uint8_t op, uint64_t size, size_t alignment, const void *in, const void *out);
+void _fa_trace_leave(void);
+/* Between _fa_trace_leave and _fa_trace_resume the thread makes calls of its own (operator
+ * new's new-handler); the call resumed takes its number when it is recorded. */
+void _fa_trace_resume(void);
+void _fa_trace_point(void); /* a free inside a traced call: the call takes its number now */
+uint8_t _fa_trace_free_op(const char *caller); /* the op of a free, by the caller's name */
+void _fa_trace_thread_exit(void);
+void _fa_trace_process_exit(void);
+void _fa_trace_fork_child(void);
+void _fa_trace_fatal(void); /* before a report's abort: write what can be written at once */
 
 /* init.c */
 extern bool _fa_started;    /* our constructor ran: threads may be created, environ is read */

@@ -68,8 +68,8 @@ static bool parse_value(const char *text, int id, long long *out)
 {
     enum fa_option_kind kind = option_specs[id].kind;
     if (kind == FA_OPT_STRING) {
-        *out = (long long)(uintptr_t)text;
-        return *text != 0;
+        *out = *text ? (long long)(uintptr_t)text : 0;
+        return true;
     }
     if (kind == FA_OPT_BOOL || kind == FA_OPT_CHOICE) {
         int v = kind == FA_OPT_CHOICE ? choice_index(option_specs[id].choices, text) : -1;

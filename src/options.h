@@ -18,6 +18,8 @@
     X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 64 << 20, 0,                                        \
       "bytes of freed large blocks kept mapped for reuse")                                         \
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
+    X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
+      "record every allocation call to this file (docs/trace.md)")                                 \
     X(secure, "SECURE", FA_OPT_BOOL, 0, 0,                                                         \
       "secure mode: canaries, quarantine, fill checks, random placement, guard pages")             \
     X(secure_zero, "SECURE_ZERO", FA_OPT_BOOL, 0, 0, "secure mode: fill freed blocks with zeros")  \
@@ -45,7 +47,7 @@ enum fa_option_kind {
     FA_OPT_SIZE,   /* bytes, with an optional K, M or G suffix (powers of 1024) */
     FA_OPT_MS,     /* milliseconds, or with an "s" suffix seconds */
     FA_OPT_CHOICE, /* one of the names in `choices` */
-    FA_OPT_STRING, /* any text (kept in environ, not copied) */
+    FA_OPT_STRING, /* any text (kept in environ, not copied); empty: not set */
 };
 
 enum fa_option_id {

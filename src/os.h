@@ -32,8 +32,20 @@ bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size);
 void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t align);
 /* Milliseconds of a monotonic clock (coarse: vDSO, no system call). */
 uint64_t _fa_os_now_ms(void);
-/* Write all of buf to fd, retrying on EINTR; errors are ignored. */
-void _fa_os_write(int fd, const char *buf, size_t len);
+/* Nanoseconds of the monotonic clock (CLOCK_MONOTONIC: vDSO, no system call). */
+uint64_t _fa_os_now_ns(void);
+/* Write all of buf to fd, retrying on EINTR: 0, or the errno value of the write that failed
+ * (errno itself is kept). */
+int _fa_os_write(int fd, const void *buf, size_t len);
+/* Create or truncate path for appending (close-on-exec, mode 0644): the descriptor, or -errno. */
+int _fa_os_create_append(const char *path);
+/* The first len bytes of the file at path; false if it has fewer or cannot be read. */
+bool _fa_os_read_head(const char *path, void *buf, size_t len);
+void _fa_os_close(int fd);
+/* The English text of an errno value (strerror may allocate to translate it). */
+const char *_fa_os_error_text(int err);
+/* Whether process pid exists (it may belong to another user). */
+bool _fa_os_process_alive(int pid);
 /* Block while *word == expected, at most timeout_ms (< 0: no limit). */
 void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms);
 /* Wake up to n waiters on word. */
@@ -46,8 +58,9 @@ bool _fa_os_is_main_thread(void);
 /* 64 random bits from the kernel (getrandom), or, if it has none to give, from the clock,
  * the address space layout and the process id. */
 uint64_t _fa_os_random(void);
-/* The process id, for messages. */
+/* The process id, for messages; the parent's. */
 int _fa_os_pid(void);
+int _fa_os_parent_pid(void);
 /* End the process with SIGABRT after a fatal message. */
 __attribute__((noreturn)) void _fa_os_abort(void);
 

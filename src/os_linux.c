@@ -1,4 +1,4 @@
-/* Linux implementation of os.h: mmap, madvise, mremap, futex, clock_gettime, write. */
+/* Linux implementation of os.h: mmap, madvise, mremap, futex, clock_gettime, open, write, kill. */
 #define _GNU_SOURCE
 #include "os.h"
 
@@ -133,20 +133,74 @@ uint64_t _fa_os_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-void _fa_os_write(int fd, const char *buf, size_t len)
+uint64_t _fa_os_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int _fa_os_write(int fd, const void *buf, size_t len)
 {
     int saved = errno;
+    const char *p = buf;
+    int error = 0;
     while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
+        /* The system call itself: write() is a cancellation point, and a thread cancelled in
+         * the middle of writing out a trace buffer would leave its lock held. */
+        ssize_t n = syscall(SYS_write, fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            error = n < 0 ? errno : EIO;
             break;
         }
-        buf += n;
+        p += n;
         len -= (size_t)n;
     }
     errno = saved;
+    return error;
+}
+
+int _fa_os_create_append(const char *path)
+{
+    int saved = errno;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    int result = fd >= 0 ? fd : -errno;
+    errno = saved;
+    return result;
+}
+
+bool _fa_os_read_head(const char *path, void *buf, size_t len)
+{
+    int saved = errno;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, len) : -1;
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    return n == (ssize_t)len;
+}
+
+void _fa_os_close(int fd)
+{
+    int saved = errno;
+    close(fd);
+    errno = saved;
+}
+
+const char *_fa_os_error_text(int err)
+{
+    const char *text = strerrordesc_np(err);
+    return text ? text : "unknown error";
+}
+
+bool _fa_os_process_alive(int pid)
+{
+    int saved = errno;
+    bool alive = pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+    errno = saved;
+    return alive;
 }
 
 void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms)
@@ -197,6 +251,11 @@ bool _fa_os_is_main_thread(void)
 int _fa_os_pid(void)
 {
     return (int)getpid();
+}
+
+int _fa_os_parent_pid(void)
+{
+    return (int)getppid();
 }
 
 void _fa_os_abort(void)

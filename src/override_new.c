@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
+#include "fitalloc-trace.h"
 #include "fitalloc.h"
 #include "fastpath.h"
 
@@ -27,8 +28,35 @@ extern void *fa_cxx_bad_alloc_vtable[] __asm__("_ZTVSt9bad_alloc") __attribute__
 extern void fa_cxx_bad_alloc_destructor(void *self) __asm__("_ZNSt9bad_allocD1Ev")
     __attribute__((weak));
 
+/* While tracing, every form records its call (trace.c), also when it fails by throwing: the
+ * call is recorded as failed before the exception is made (or, for a new-handler's own
+ * exception, as it unwinds through new_traced: this file is built with -fexceptions), and a
+ * new-handler runs outside the call, so that the allocations and frees of the C++ runtime and
+ * of the handler are recorded as calls of their own. */
+struct traced_new {
+    uint8_t op;
+    bool recorded;
+    size_t n, alignment;
+    void *p;
+    struct traced_new *outer;
+};
+/* The thread's operator new being recorded, if any. */
+static __thread struct traced_new *current_new __attribute__((tls_model("initial-exec")));
+
+static void traced_new_done(struct traced_new *call)
+{
+    if (call->recorded)
+        return;
+    call->recorded = true;
+    current_new = call->outer;
+    _fa_trace_record(call->op, call->n, call->alignment, NULL, call->p);
+    _fa_trace_leave();
+}
+
 __attribute__((noreturn, cold)) static void throw_bad_alloc(size_t n)
 {
+    if (current_new)
+        traced_new_done(current_new); /* fails with NULL */
     if (__cxa_allocate_exception && __cxa_throw && fa_cxx_bad_alloc_typeinfo &&
         fa_cxx_bad_alloc_vtable && fa_cxx_bad_alloc_destructor) {
         /* A std::bad_alloc is one vtable pointer; the vtable's address point is 2 slots in
@@ -80,14 +108,47 @@ __attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int 
             return cxx_nothrow_new_aligned(n, alignment, &nothrow_tag);
         if (nothrow && !alignment && cxx_nothrow_new)
             return cxx_nothrow_new(n, &nothrow_tag);
+        struct traced_new *call = current_new;
+        if (call)
+            _fa_trace_leave();
         handler();
+        if (call)
+            _fa_trace_resume();
     }
 }
 
-static inline void *new_fast(size_t n)
+static void *new_untraced(size_t n, size_t alignment, int nothrow)
 {
+    void *p = alignment ? NULL : fa_malloc(n);
+    return p ? p : new_slow(n, alignment, nothrow);
+}
+
+__attribute__((noinline)) static void *new_traced(uint8_t op, size_t n, size_t alignment,
+                                                  int nothrow)
+{
+    if (!_fa_trace_enter())
+        return new_untraced(n, alignment, nothrow);
+    struct traced_new call __attribute__((cleanup(traced_new_done))) = {
+        .op = op, .n = n, .alignment = alignment, .outer = current_new};
+    current_new = &call;
+    call.p = new_untraced(n, alignment, nothrow);
+    return call.p;
+}
+
+static inline void *new_fast(size_t n, uint8_t op)
+{
+    if (fa_unlikely(_fa_trace_on))
+        return new_traced(op, n, 0, 0);
     void *p = fa_malloc(n);
     return p ? p : new_slow(n, 0, 0);
+}
+
+/* The forms that start in new_slow. */
+static inline void *new_other(size_t n, size_t alignment, int nothrow, uint8_t op)
+{
+    if (fa_unlikely(_fa_trace_on))
+        return new_traced(op, n, alignment, nothrow);
+    return new_untraced(n, alignment, nothrow);
 }
 
 #define FA_CXX(name) __asm__(name) FA_API
@@ -95,48 +156,48 @@ static inline void *new_fast(size_t n)
 void *fa_new(size_t n) FA_CXX("_Znwm");
 void *fa_new(size_t n)
 {
-    return new_fast(n);
+    return new_fast(n, FA_TRACE_NEW);
 }
 void *fa_new_array(size_t n) FA_CXX("_Znam");
 void *fa_new_array(size_t n)
 {
-    return new_fast(n);
+    return new_fast(n, FA_TRACE_NEW_ARRAY);
 }
 void *fa_new_nothrow(size_t n, const void *tag) FA_CXX("_ZnwmRKSt9nothrow_t");
 void *fa_new_nothrow(size_t n, const void *tag)
 {
     (void)tag;
-    void *p = fa_malloc(n);
-    return p ? p : new_slow(n, 0, 1);
+    return new_other(n, 0, 1, FA_TRACE_NEW);
 }
 void *fa_new_array_nothrow(size_t n, const void *tag) FA_CXX("_ZnamRKSt9nothrow_t");
 void *fa_new_array_nothrow(size_t n, const void *tag)
 {
-    return fa_new_nothrow(n, tag);
+    (void)tag;
+    return new_other(n, 0, 1, FA_TRACE_NEW_ARRAY);
 }
 void *fa_new_aligned(size_t n, size_t alignment) FA_CXX("_ZnwmSt11align_val_t");
 void *fa_new_aligned(size_t n, size_t alignment)
 {
-    return new_slow(n, alignment, 0);
+    return new_other(n, alignment, 0, FA_TRACE_NEW);
 }
 void *fa_new_array_aligned(size_t n, size_t alignment) FA_CXX("_ZnamSt11align_val_t");
 void *fa_new_array_aligned(size_t n, size_t alignment)
 {
-    return new_slow(n, alignment, 0);
+    return new_other(n, alignment, 0, FA_TRACE_NEW_ARRAY);
 }
 void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
     FA_CXX("_ZnwmSt11align_val_tRKSt9nothrow_t");
 void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
 {
     (void)tag;
-    return new_slow(n, alignment, 1);
+    return new_other(n, alignment, 1, FA_TRACE_NEW);
 }
 void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
     FA_CXX("_ZnamSt11align_val_tRKSt9nothrow_t");
 void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
 {
     (void)tag;
-    return new_slow(n, alignment, 1);
+    return new_other(n, alignment, 1, FA_TRACE_NEW_ARRAY);
 }
 
 /* Every delete is free: alignments are not needed to find a block (the ABI still passes

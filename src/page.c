@@ -38,6 +38,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->next = page->prev = NULL;
     __atomic_store_n(&page->xfree, NULL, __ATOMIC_RELAXED);
     page->secure = _fa_secure;
+    page->slow = _fa_secure || _fa_tracing;
     __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELEASE);
 }
 

@@ -144,5 +144,6 @@ void _fa_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     _fa_vmessage(2, fmt, ap);
     va_end(ap);
+    _fa_trace_fatal(); /* the trace keeps the calls up to the one reported */
     _fa_os_abort();
 }

@@ -65,9 +65,9 @@ enum fa_page_state {
 };
 
 #define FA_OWNER_FULL ((uintptr_t)1)
-/* Set in the owner word of a secure page, so that no thread's heap pointer matches it and the
- * free fast path always hands its blocks to the slow path (secure.c). */
-#define FA_OWNER_SECURE ((uintptr_t)2)
+/* Set in the owner word of a slow page (secure mode, tracing), so that no thread's heap
+ * pointer matches it and the free fast path always hands its blocks to the slow path. */
+#define FA_OWNER_SLOW ((uintptr_t)2)
 
 /* A free block's first two words (every block has at least 16 bytes): the link to the next
  * free block, stored encoded (free_list.h), and the mark saying the block is free. */
@@ -101,8 +101,11 @@ typedef struct fa_page_s {
     uint16_t reserved; /* blocks that fit in the page */
     uint8_t bin;
     uint8_t state;  /* enum fa_page_state (the purger changes it while the page is free) */
-    uint8_t secure; /* set up in secure mode: blocks carry a trailer, frees take the slow path */
-    uint8_t pad0[21];
+    uint8_t secure; /* set up in secure mode: blocks carry a trailer */
+    /* Every malloc and free of its blocks takes the slow path (secure mode, FITALLOC_TRACE):
+     * never in a direct slot, FA_OWNER_SLOW in its owner word. */
+    uint8_t slow;
+    uint8_t pad0[20];
     /* line 1: the owner's */
     fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
     /* Two counters in one word, so that malloc counts both with one add of FA_TALLY_ALLOC:

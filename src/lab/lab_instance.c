@@ -185,6 +185,9 @@ void *_fa_lab_instance_realloc(struct fa_lab *lab, void *p, size_t n)
     if (!q)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
+    /* A traced realloc takes its place in the order before p can go to another thread. */
+    if (fa_unlikely(_fa_tracing))
+        _fa_trace_point();
     _fa_lab_instance_free(lab, p, "realloc");
     return q;
 }
