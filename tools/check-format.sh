@@ -2,7 +2,7 @@
 # Check that the C/C++ sources follow .clang-format.
 #   bash tools/check-format.sh         report files that differ, exit 1 if any
 #   bash tools/check-format.sh --fix   reformat them in place
-# Files: include/*.h, src/**/*.{c,h,cpp}, tests/**/*.{c,h,cpp}, bench/**/*.c
+# Files: include/*.h, src/**/*.{c,h,cpp}, tests/**/*.{c,h,cpp}, bench/**/*.c, tools/**/*.{c,h}
 # (in a git checkout: the tracked and the untracked-but-not-ignored ones).
 set -euo pipefail
 
@@ -32,7 +32,7 @@ if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
         'include/*.h' \
         'src/*.c' 'src/*.h' 'src/*.cpp' \
         'tests/*.c' 'tests/*.h' 'tests/*.cpp' \
-        'bench/*.c' | sort -zu)
+        'bench/*.c' 'tools/*.c' 'tools/*.h' | sort -zu)
 else
     while IFS= read -r -d '' f; do
         files+=("${f#./}")
@@ -43,6 +43,7 @@ else
                 [[ -d $d ]] && find "$d" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' \) -print0
             done
             [[ -d bench ]] && find bench -type f -name '*.c' -print0
+            [[ -d tools ]] && find tools -type f \( -name '*.c' -o -name '*.h' \) -print0
         } | sort -zu
     )
 fi

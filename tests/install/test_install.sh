@@ -45,6 +45,24 @@ esac
 soname=$(objdump -p "$libdir/libfitalloc.so" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
 [[ "$soname" == "libfitalloc.so.0" ]] || fail "SONAME is '$soname', expected libfitalloc.so.0"
 
+# The fitalloc command (docs/command.md) finds the installed library by itself.
+step "bin/fitalloc"
+[[ -x "$prefix/bin/fitalloc" ]] || fail "bin/fitalloc not installed"
+cmd_out=$(env -u FITALLOC_LIB -u FITALLOC_REPLAY "$prefix/bin/fitalloc" --help 2>&1) ||
+    fail "fitalloc --help failed: $cmd_out"
+[[ "$cmd_out" == "usage: fitalloc"* ]] || fail "fitalloc --help printed: $cmd_out"
+cmd_out=$(env -u FITALLOC_LIB -u FITALLOC_REPLAY "$prefix/bin/fitalloc" where 2>&1) ||
+    fail "fitalloc where failed: $cmd_out"
+cmd_lib=$(sed -n 's/^library: //p' <<<"$cmd_out")
+[[ "$(realpath "$cmd_lib")" == "$(realpath "$libdir")"/libfitalloc.so* ]] ||
+    fail "the installed fitalloc uses '$cmd_lib', not the library in $libdir"
+env -u FITALLOC_LIB -u FITALLOC_REPLAY "$prefix/bin/fitalloc" run -- true ||
+    fail "fitalloc run -- true failed"
+cmd_out=$(env -u FITALLOC_LIB -u FITALLOC_REPLAY "$prefix/bin/fitalloc" run --stats -- true 2>&1) ||
+    fail "fitalloc run --stats -- true failed: $cmd_out"
+[[ "$cmd_out" == *"fitalloc: statistics"* ]] || fail "fitalloc run --stats -- true: $cmd_out"
+echo "bin/fitalloc: runs programs with $cmd_lib"
+
 # The consumer program: fa_malloc gives a usable, 16-byte aligned block.
 mkdir -p "$tmp/src"
 cat >"$tmp/src/main.c" <<'EOF'
