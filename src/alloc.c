@@ -29,7 +29,7 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
     }
     if (_fa_secure)
         return _fa_secure_alloc(n, FA_ALIGN);
-    if (n > FA_MEDIUM_MAX)
+    if (n > FA_CLASS_MAX)
         return _fa_large_alloc(n, FA_ALIGN, false);
     /* The fast path lands here with a list head it must not follow: say so if it is not
      * simply the end of the list. */
@@ -101,7 +101,7 @@ static void *calloc_untraced(size_t count, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    if (total > FA_MEDIUM_MAX && !_fa_lab_active)
+    if (total > FA_CLASS_MAX && !_fa_lab_active)
         return _fa_large_alloc(total, FA_ALIGN, true);
     void *p = fa_malloc_inline(total);
     if (p)
@@ -152,7 +152,7 @@ static void *realloc_untraced(void *p, size_t n)
     }
     if (!secure && n <= usable && (n >= usable / 2 || usable <= 64))
         return p;
-    if (!secure && large && n > FA_MEDIUM_MAX) {
+    if (!secure && large && n > FA_CLASS_MAX) {
         void *q = _fa_large_realloc(seg, n);
         if (q)
             return q;

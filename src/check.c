@@ -49,7 +49,7 @@ void _fa_heap_check(const fa_heap_t *heap)
             REQUIRE(page->bin == bin, page, "page in the wrong class queue");
     }
     check_queue(heap, &heap->full, true);
-    for (int kind = 0; kind < 2; kind++)
+    for (int kind = 0; kind < FA_SEG_LARGE; kind++)
         for (const fa_segment_t *seg = heap->segments[kind]; seg; seg = seg->next) {
             REQUIRE(seg->heap == heap && seg->kind == kind, seg, "segment owner or kind");
             size_t used = 0;

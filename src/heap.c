@@ -351,7 +351,7 @@ void _fa_heap_abandon(fa_heap_t *heap)
         next = page->notify_next;
         __atomic_store_n(&page->notified, 0, __ATOMIC_RELEASE);
     }
-    for (int kind = 0; kind < 2; kind++) {
+    for (int kind = 0; kind < FA_SEG_LARGE; kind++) {
         fa_segment_t *seg;
         while ((seg = heap->segments[kind])) {
             heap->segments[kind] = seg->next;

@@ -69,7 +69,7 @@ fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin); /* a free page i
 fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin);   /* from the cache or the OS */
 void _fa_page_release(fa_page_t *page);
 void _fa_segment_release(fa_segment_t *seg);
-fa_segment_t *_fa_segment_pop_abandoned(int kind); /* FA_SEG_SMALL or _MEDIUM */
+fa_segment_t *_fa_segment_pop_abandoned(int kind); /* FA_SEG_SMALL, _MEDIUM or _BIG */
 void _fa_segment_abandon(fa_segment_t *seg);
 void _fa_segments_purge(uint64_t now, bool force, long *next);
 void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);

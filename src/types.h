@@ -6,10 +6,12 @@
  *   +--------+--------+--------+-- ... --+
  *   small segments: 64 pages of 64 KiB (blocks up to 8 KiB); page 0 starts at 32 KiB
  *   medium segments: 8 pages of 512 KiB (blocks up to 128 KiB); page 0 starts at 128 KiB
+ *   big segments: 2 pages of 2 MiB (blocks up to 512 KiB); page 0 starts at 64 KiB
  *   large blocks: one mapping each, header at the 4 MiB-aligned start, the block right after it
  *
- * Page 0 starts at an offset that is a multiple of the largest block size of its kind, so every
- * block of a power-of-two size class is aligned to its size (aligned allocation relies on it).
+ * Small and medium page 0 starts at an offset that is a multiple of the largest block size of
+ * its kind, so every block of a power-of-two size class is aligned to its size (aligned
+ * allocation relies on it, and stops at the medium classes).
  */
 #ifndef FA_TYPES_H
 #define FA_TYPES_H
@@ -22,18 +24,25 @@
 #define FA_SEG_SIZE ((size_t)1 << FA_SEG_SHIFT)
 #define FA_SEG_MASK (FA_SEG_SIZE - 1)
 
+/* Three kinds of segments carve their pages for the size classes: small (64 KiB pages), medium
+ * (512 KiB) and big (2 MiB). Above FA_CLASS_MAX a block is large: a mapping of its own. */
 #define FA_SMALL_PAGE_SHIFT 16
 #define FA_MEDIUM_PAGE_SHIFT 19
+#define FA_BIG_PAGE_SHIFT 21
 #define FA_SMALL_FIRST_PAGE ((size_t)32 << 10)
 #define FA_MEDIUM_FIRST_PAGE ((size_t)128 << 10)
+#define FA_BIG_FIRST_PAGE ((size_t)64 << 10)
 #define FA_SMALL_MAX ((size_t)8 << 10)
 #define FA_MEDIUM_MAX ((size_t)128 << 10)
+#define FA_CLASS_MAX ((size_t)512 << 10)
 #define FA_MAX_PAGES (FA_SEG_SIZE >> FA_SMALL_PAGE_SHIFT)
 
-/* Size classes: 16-byte steps up to 128, then 8 classes per doubling up to FA_MEDIUM_MAX. */
+/* Size classes: 16-byte steps up to 128, then 8 classes per doubling up to FA_MEDIUM_MAX, then
+ * 4 per doubling up to FA_CLASS_MAX (size_class.h). */
 #define FA_ALIGN 16
-#define FA_BINS 88
-#define FA_SMALL_BINS 56 /* bins 0..55 hold blocks of at most FA_SMALL_MAX bytes */
+#define FA_BINS 96
+#define FA_SMALL_BINS 56  /* bins 0..55 hold blocks of at most FA_SMALL_MAX bytes */
+#define FA_MEDIUM_BINS 88 /* bins 56..87 medium blocks, 88..95 big ones */
 #define FA_DIRECT_MAX 1024
 #define FA_DIRECT_SLOTS (FA_DIRECT_MAX / FA_ALIGN + 1)
 
@@ -48,12 +57,12 @@ enum fa_map_entry {
  * shift, so the free fast path finds the page without reading the header first. */
 #define fa_map_is_segment(entry) ((entry) > FA_MAP_INTERIOR)
 
-enum fa_segment_kind { FA_SEG_SMALL, FA_SEG_MEDIUM, FA_SEG_LARGE, FA_SEG_KINDS };
+enum fa_segment_kind { FA_SEG_SMALL, FA_SEG_MEDIUM, FA_SEG_BIG, FA_SEG_LARGE, FA_SEG_KINDS };
 
 /* The kind of segment whose pages serve a size class. */
 static inline int fa_bin_kind(size_t bin)
 {
-    return bin < FA_SMALL_BINS ? FA_SEG_SMALL : FA_SEG_MEDIUM;
+    return bin < FA_SMALL_BINS ? FA_SEG_SMALL : bin < FA_MEDIUM_BINS ? FA_SEG_MEDIUM : FA_SEG_BIG;
 }
 
 /* Page life cycle, changed only with compare-and-swap because the purger races the owner. */
@@ -172,16 +181,16 @@ typedef struct fa_page_queue_s {
 
 /* A thread's heap. Only its thread touches it, except `notified_pages` (atomic stack). */
 typedef struct fa_heap_s {
-    fa_page_t *direct[FA_DIRECT_SLOTS]; /* (n + 15) / 16 -> the page that serves n bytes */
-    fa_page_queue_t queues[FA_BINS];    /* pages with free blocks, head first */
-    fa_page_queue_t full;               /* pages with no free block */
-    fa_page_t *notified_pages;          /* full pages that received remote frees */
-    fa_segment_t *segments[2];          /* owned small and medium segments */
-    struct fa_heap_s *pool_next;        /* free heap structures */
-    struct fa_heap_s *all_next;         /* every heap structure ever made (for statistics) */
-    uint64_t remote_frees[FA_BINS];     /* frees this thread made into other threads' pages */
-    uint64_t next_purge;                /* ms: when this thread runs an inline purge pass */
-    struct fa_quarantine *quarantine;   /* secure mode: blocks freed but not yet reusable */
+    fa_page_t *direct[FA_DIRECT_SLOTS];   /* (n + 15) / 16 -> the page that serves n bytes */
+    fa_page_queue_t queues[FA_BINS];      /* pages with free blocks, head first */
+    fa_page_queue_t full;                 /* pages with no free block */
+    fa_page_t *notified_pages;            /* full pages that received remote frees */
+    fa_segment_t *segments[FA_SEG_LARGE]; /* owned small, medium and big segments */
+    struct fa_heap_s *pool_next;          /* free heap structures */
+    struct fa_heap_s *all_next;           /* every heap structure ever made (for statistics) */
+    uint64_t remote_frees[FA_BINS];       /* frees this thread made into other threads' pages */
+    uint64_t next_purge;                  /* ms: when this thread runs an inline purge pass */
+    struct fa_quarantine *quarantine;     /* secure mode: blocks freed but not yet reusable */
 } fa_heap_t;
 
 _Static_assert(sizeof(fa_page_t) == 256, "page descriptors are 256 bytes (index by shift)");
@@ -191,7 +200,10 @@ _Static_assert(offsetof(fa_page_t, xfree) == 128, "remote fields start the third
 _Static_assert(sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) <= FA_SMALL_FIRST_PAGE,
                "small segment header fits before page 0");
 _Static_assert(FA_SMALL_FIRST_PAGE % FA_SMALL_MAX == 0, "page 0 aligned for every small class");
-_Static_assert(FA_MEDIUM_FIRST_PAGE % FA_MEDIUM_MAX == 0, "page 0 aligned for every class");
+_Static_assert(FA_MEDIUM_FIRST_PAGE % FA_MEDIUM_MAX == 0, "page 0 aligned for every medium class");
+/* Big blocks are only 16-byte aligned: aligned requests stop at the medium classes. */
+_Static_assert(sizeof(fa_segment_t) + sizeof(fa_page_t) <= FA_BIG_FIRST_PAGE,
+               "big segment header fits before its page");
 _Static_assert((FA_MAX_PAGES >> 0) <= 64, "at most 64 pages per segment");
 
 #endif /* FA_TYPES_H */
