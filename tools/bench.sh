@@ -10,7 +10,7 @@
 # Prints the tables; writes bench/results/<timestamp>/ (report.md, runs.csv, figures.csv,
 # runs.json, summary.json, plots/*.png). docs/bench.md explains the method and the report.
 #
-#   -w LIST          workloads or groups (stress, classic, ece650-fit, cs33): see --list
+#   -w LIST          workloads or groups (stress, classic, issue12, ece650-fit, cs33): see --list
 #   -a LIST          allocators: fitalloc mimalloc jemalloc tcmalloc glibc lab lab-<config>
 #   -r N             repetitions (default 3)
 #   --full           the studies' original sizes (long); --size smoke|real|full

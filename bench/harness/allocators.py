@@ -28,8 +28,13 @@ PEERS = {
                f"{platform.machine()}.so"], "libclang-rt-14-dev"),
 }
 PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc", "scudo", "glibc"]
-# fitalloc's own variants: the same library with these FITALLOC_* variables.
-FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"}}
+# fitalloc's own variants: the same library with these FITALLOC_* variables. "{tmp}" in a value
+# is the run's scratch directory (run_env).
+FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
+                     "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"}}
+# Valid with -a but not in the default run: what tracing costs (docs/trace.md) is a question of
+# its own, and a traced run writes 48 bytes per call.
+OPTIONAL_NAMES = ["fitalloc-trace"]
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")
 
@@ -83,7 +88,7 @@ class Allocator:
 
 
 def valid_names() -> list[str]:
-    return PEER_NAMES + list(LAB_CONFIGS) + ["lab"]
+    return PEER_NAMES + OPTIONAL_NAMES + list(LAB_CONFIGS) + ["lab"]
 
 
 def find_peer(name: str) -> str | None:
@@ -129,13 +134,17 @@ def discover_peers(wanted: list[str], fitalloc: str) -> tuple[list[Allocator], l
     return found, missing
 
 
-def run_env(alloc: Allocator) -> dict[str, str]:
+def run_env(alloc: Allocator, tmp: str | None = None) -> dict[str, str]:
     """The environment of a run: ours without LD_PRELOAD (runrss sets it for the workload
     only) and without FITALLOC_* (so a variable left in the shell cannot change a run), plus
-    the allocator's own variables."""
+    the allocator's own variables, "{tmp}" in them replaced by the run's scratch directory
+    (a probe, which has none, traces to /dev/null)."""
     env = {k: v for k, v in os.environ.items()
            if k != "LD_PRELOAD" and not k.startswith("FITALLOC_")}
-    env.update(alloc.env)
+    for k, v in alloc.env.items():
+        if "{tmp}" in v:
+            v = v.replace("{tmp}", tmp) if tmp else os.devnull
+        env[k] = v
     return env
 
 

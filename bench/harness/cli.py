@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from . import allocators as al
-from . import plots, report, results, studies, summary, table
+from . import pathologies, plots, report, results, studies, summary, table
 from .build import BuildError, build
 from .paths import DEFAULT_BUILD_DIR, DEFAULT_FITALLOC
 from .progress import Progress, fmt_duration
@@ -79,7 +79,7 @@ def parse_allocs(text: str | None, ap: argparse.ArgumentParser) -> tuple[list[st
     for token in (t.strip() for t in text.split(",")):
         if not token:
             continue
-        if token in al.PEER_NAMES:
+        if token in al.PEER_NAMES or token in al.OPTIONAL_NAMES:
             if token not in peers:
                 peers.append(token)
         elif token in al.LAB_CONFIGS:
@@ -99,9 +99,10 @@ def list_everything(fitalloc: str) -> None:
     for w in all_workloads():
         extra = f"  [labs: {', '.join(w.labs)}]" if w.labs else ""
         sweep = f"  [threads {','.join(map(str, w.sweep))}]" if w.sweep else ""
-        print(f"  {w.name:<18} {w.kind:<8} {w.summary}{extra}{sweep}")
+        only = f"  [not in the default suite: -w {w.group or w.name}]" if not w.default else ""
+        print(f"  {w.name:<18} {w.kind:<8} {w.summary}{extra}{sweep}{only}")
     print("\nallocators (-a):")
-    found, missing = al.discover_peers(al.PEER_NAMES, fitalloc)
+    found, missing = al.discover_peers(al.PEER_NAMES + al.OPTIONAL_NAMES, fitalloc)
     for a in found:
         print(f"  {a.name:<18} {a.preload or '(no preload)'}")
     for m in missing:
@@ -220,7 +221,13 @@ def main(argv: list[str] | None = None) -> int:
     for c in case_list:
         own = [labs[n] for n in c.workload.labs if own_labs and n in labs]
         extra = [labs[n] for n in lab_names if n in labs and labs[n] not in own]
-        allocs_of[c.id] = usable + own + extra
+        allocs_of[c.id] = [a for a in usable if (a.name, c.id) not in pathologies.NOT_RUN]
+        allocs_of[c.id] += own + extra
+    for name, case in sorted(pathologies.NOT_RUN):
+        if case in allocs_of and name in [a.name for a in usable]:
+            msg = (f"{name} on {case}: not run ({pathologies.PATHOLOGIES[(name, case)]})")
+            log(msg)
+            notes.append(msg)
     all_allocs = list(dict.fromkeys(a for aa in allocs_of.values() for a in aa))
     if not all_allocs:
         log("no allocator to run")
@@ -241,11 +248,21 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[Run] = []
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     t0 = time.perf_counter()
+    # WHY: a run that timed out would time out again; its other repetitions are FAILED
+    # without running (scudo's realloc alone would otherwise take 3 x the timeout).
+    timed_out: dict[tuple[str, str], int] = {}  # (case, allocator) -> repetition, from 1
     with tempfile.TemporaryDirectory(prefix="fitalloc-bench-") as tmp:
         for i, s in enumerate(slots, 1):
             run = Run(seq=i, rep=s.rep, case=s.case.id, workload=s.case.workload.name,
                       threads=s.case.threads, allocator=s.alloc.name, position=s.position)
-            run_one(build_dir, tmp, s.case, args.size, s.alloc, timeout, run)
+            key = (s.case.id, s.alloc.name)
+            if key in timed_out:
+                run.status = "FAILED"
+                run.note = f"not run: timed out in repetition {timed_out[key]}"
+            else:
+                run_one(build_dir, tmp, s.case, args.size, s.alloc, timeout, run)
+                if run.note.startswith("timeout"):
+                    timed_out[key] = s.rep + 1
             runs.append(run)
             progress.update(run)
     progress.finish()
@@ -256,9 +273,16 @@ def main(argv: list[str] | None = None) -> int:
     names_of = {cid: [a.name for a in aa] for cid, aa in allocs_of.items()}
     # The points of a thread sweep are one curve, not separate workloads: keep them out of
     # the geometric means (and of time_rss.png), so that they do not outweigh the rest.
-    overall = summary.overall(cells, [c for c in case_ids if ":" not in c], names, ref)
-    table_lines = table.main_table(cells, case_ids, names_of, ref)
-    overall_lines = table.overall_table(overall, ref)
+    mean_ids = [c.id for c in case_list if not c.sweep_point]
+    overall = summary.overall(cells, mean_ids, names, ref)
+    # The honest headline: the same means without the cases of a known pathology of one peer.
+    found = pathologies.outliers(cells, mean_ids, [a.name for a in usable])
+    left_out = pathologies.excluded_cases(found)
+    overall_without = summary.overall(cells, [c for c in mean_ids if c not in left_out],
+                                      names, ref) if left_out else None
+    short = summary.short_cases(cells, case_ids, ref)
+    table_lines = table.main_table(cells, case_ids, names_of, ref, short)
+    overall_lines = table.overall_table(overall, ref, overall_without, found)
     failed = [r for r in runs if not r.ok]
     print(f"size={args.size}, {args.reps} reps, interleaved; ratios are median/median vs {ref}\n")
     print("\n".join(table_lines))
@@ -282,11 +306,12 @@ def main(argv: list[str] | None = None) -> int:
                 "allocators": [{"name": a.name, "preload": a.preload, "env": a.env_text}
                                for a in all_allocs],
                 "lab_available": bool(labs), "notes": notes}
-        results.write_all(out_dir, runs, args.size, meta, cells, case_ids, names_of, ref, overall)
+        results.write_all(out_dir, runs, args.size, meta, cells, case_ids, names_of, ref, overall,
+                          overall_without, found, short)
         study_tables = studies.tables(cells, names_of)
         made, plot_notes = ([], ["--no-plots"]) if args.no_plots else plots.make_all(
             os.path.join(out_dir, "plots"), cells, case_ids, [a.name for a in usable], names_of,
-            ref, studies.load())
+            ref, studies.load(), mean_ids)
         report.write(os.path.join(out_dir, "report.md"), meta, overall_lines, table_lines, made,
                      plot_notes, study_tables, runs)
         print(f"\nresults: {out_dir}/ (report.md, runs.csv, figures.csv, runs.json, "

@@ -38,7 +38,8 @@ def _plt():
 
 def time_rss(cells: dict, case_ids: list[str], allocs: list[str], ref: str,
              path: str) -> str | None:
-    rows = [c for c in case_ids if ":" not in c and (c, ref) in cells]
+    """case_ids: the cases of the means (no sweep points)."""
+    rows = [c for c in case_ids if (c, ref) in cells]
     if not rows:
         return None
     plt = _plt()
@@ -194,8 +195,12 @@ def ece650_frag(cells: dict, study: dict, path: str) -> str | None:
 
 
 def make_all(out_dir: str, cells: dict, case_ids: list[str], peers: list[str],
-             allocs_of: dict[str, list[str]], ref: str, studies: dict) -> tuple[list, list]:
-    """Draw what this run allows. Returns ([(file, caption)], [notes on what was skipped])."""
+             allocs_of: dict[str, list[str]], ref: str, studies: dict,
+             mean_ids: list[str] | None = None) -> tuple[list, list]:
+    """Draw what this run allows (mean_ids: the cases without the sweep points; default the
+    ids without ':'). Returns ([(file, caption)], [notes on what was skipped])."""
+    if mean_ids is None:
+        mean_ids = [c for c in case_ids if ":" not in c]
     why = available()
     if why:
         return [], [f"no plots: {why} (bash tools/bench.sh installs python3-matplotlib)"]
@@ -208,7 +213,7 @@ def make_all(out_dir: str, cells: dict, case_ids: list[str], peers: list[str],
         else:
             notes.append(f"{name}: {missing}")
 
-    add("time_rss.png", time_rss(cells, case_ids, peers, ref, os.path.join(out_dir, "time_rss.png")),
+    add("time_rss.png", time_rss(cells, mean_ids, peers, ref, os.path.join(out_dir, "time_rss.png")),
         f"no case ran under both {ref} and a peer")
     sweep = [(cid, int(cid.split(":")[1])) for cid in case_ids if cid.startswith("cs33-scaling:")]
     sweep_allocs = sorted({a for cid, _ in sweep for a in allocs_of.get(cid, [])},

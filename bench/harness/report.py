@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from .pathologies import FACTOR
 from .runner import Run
+from .summary import SHORT_S
+from .table import SHORT_MARK
 
 
 def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str],
@@ -24,8 +27,20 @@ def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str
             "Per allocator, the geometric mean over the cases of median(allocator) / "
             "median(reference); `cases` counts the cases it passed out of those it ran. "
             "Lab configurations run only on the cases where they make sense, so their means "
-            "cover fewer cases.", ""]
+            "cover fewer cases.", "",
+            "Two means: over all cases, and without the cases where one peer has a known "
+            "pathology in this run (listed above with its reason: a table in "
+            f"`bench/harness/pathologies.py`; the peer is more than {FACTOR:g}x the median of "
+            "the other peers there). Such a case says more about that peer than about the "
+            "others: when the peer is the reference it makes every other allocator look "
+            "several times better. Only the table's cases are ever left out; any other outlier "
+            "is named and kept in both means.", ""]
     out += ["## All cases", "", "```", *table_lines, "```", ""]
+    if any(line.startswith(f"{SHORT_MARK} short:") for line in table_lines):
+        out += [f"Cases marked `{SHORT_MARK}` are short: under {SHORT_S:g} s under the "
+                "reference, they mostly measure process start and exit, which cost every "
+                "allocator the same, so their ratios are close to 1 whatever the allocator "
+                "does.", ""]
     if plots or plot_notes:
         out += ["## Plots", ""]
         for name, caption in plots:

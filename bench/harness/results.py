@@ -4,6 +4,7 @@ runs.csv      one row per run, in run order (seq): the interleaving can be read 
 figures.csv   one row per figure a run printed (seq, case, allocator, key, value)
 runs.json     every run with its figures and histogram
 summary.json  per case and allocator: medians, min, max, ratios; per allocator: geometric means
+              over all cases and without the cases of known pathologies; the short cases
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import math
 import os
 from dataclasses import asdict
 
+from .pathologies import FACTOR, Outlier
 from .runner import Run
-from .summary import Overall, ratio
+from .summary import SHORT_S, Overall, ratio
 
 RUN_COLUMNS = ["seq", "rep", "case", "workload", "threads", "allocator", "position", "size",
                "wall_s", "user_s", "sys_s", "maxrss_kib", "exit_code", "status", "checksum",
@@ -51,9 +53,18 @@ def write_runs_json(path: str, runs: list[Run]) -> None:
         json.dump([{k: _num(v) for k, v in asdict(r).items()} for r in runs], f, indent=1)
 
 
+def _means(rows: list[Overall]) -> list[dict]:
+    return [{k: _num(v) for k, v in asdict(o).items()} for o in rows]
+
+
 def write_summary_json(path: str, meta: dict, cells: dict, case_ids: list[str],
                        allocs_of: dict[str, list[str]], ref: str,
-                       overall: list[Overall]) -> None:
+                       overall: list[Overall], without: list[Overall] | None = None,
+                       found: list[Outlier] | None = None,
+                       short: list[str] | None = None) -> None:
+    """geometric_means: over all cases; geometric_means_without_pathologies: without the cases
+    listed in its 'left_out' (the same as geometric_means when none is)."""
+    found = found or []
     out_cells = []
     for cid in case_ids:
         refc = cells.get((cid, ref))
@@ -71,18 +82,27 @@ def write_summary_json(path: str, meta: dict, cells: dict, case_ids: list[str],
                 "rss_ratio": _num(ratio(c.med("rss"), refc.med("rss")) if refc else math.nan),
                 "figures": {k: _num(c.fig(k)) for k in sorted(c.figures)},
             })
+    known = [o for o in found if o.known]
     doc = {"meta": meta, "reference": ref, "cells": out_cells,
-           "geometric_means": [{k: _num(v) for k, v in asdict(o).items()} for o in overall]}
+           "geometric_means": _means(overall),
+           "geometric_means_without_pathologies": {
+               "left_out": list(dict.fromkeys(o.case for o in known)),
+               "means": _means(without if without is not None else overall)},
+           "pathology_factor": FACTOR,
+           "outliers": [{"case": o.case, "allocator": o.allocator, "factor": _num(o.factor),
+                         "known": o.known, "reason": o.reason} for o in found],
+           "short_cases": list(short or []), "short_under_s": SHORT_S}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
 
 
 def write_all(out_dir: str, runs: list[Run], size: str, meta: dict, cells: dict,
               case_ids: list[str], allocs_of: dict[str, list[str]], ref: str,
-              overall: list[Overall]) -> None:
+              overall: list[Overall], without: list[Overall] | None = None,
+              found: list[Outlier] | None = None, short: list[str] | None = None) -> None:
     os.makedirs(out_dir, exist_ok=True)
     write_runs_csv(os.path.join(out_dir, "runs.csv"), runs, size)
     write_figures_csv(os.path.join(out_dir, "figures.csv"), runs)
     write_runs_json(os.path.join(out_dir, "runs.json"), runs)
     write_summary_json(os.path.join(out_dir, "summary.json"), meta, cells, case_ids, allocs_of,
-                       ref, overall)
+                       ref, overall, without, found, short)

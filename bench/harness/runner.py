@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -75,11 +76,16 @@ def run_one(build_dir: str, tmp: str, case: Case, size: str, alloc: Allocator,
         os.unlink(stat_path)
     argv = [os.path.join(build_dir, "runrss"), stat_path, alloc.preload,
             os.path.join(build_dir, case.workload.program), "--size", size, *case.argv_tail]
+    # The allocator's own files ({tmp} in its variables: a trace) go to a directory that is
+    # new for each run and removed after it, out of the time measured.
+    scratch = os.path.join(tmp, "scratch")
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.mkdir(scratch)
     timed_out = threading.Event()
     with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe,
-                                env=run_env(alloc), start_new_session=True)
+                                env=run_env(alloc, scratch), start_new_session=True)
 
         def kill() -> None:
             timed_out.set()
@@ -97,6 +103,7 @@ def run_one(build_dir: str, tmp: str, case: Case, size: str, alloc: Allocator,
         run.wall_s = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
     run.exit_code = proc.returncode
+    shutil.rmtree(scratch, ignore_errors=True)
 
     stat: dict[str, str] = {}
     try:

@@ -6,6 +6,8 @@ reference allocator on the same case (mimalloc unless told otherwise; < 1 is bet
 allocator, the geometric mean of its ratios over the cases it passed: every case weighs the
 same whatever its length, and the result does not depend on the reference but for a common
 factor.
+A case whose reference median is under SHORT_S seconds is "short": its time is mostly process
+start and exit, the same for every allocator, so its ratios say little (the tables mark it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import statistics
 from dataclasses import dataclass, field
 
 from .runner import Run
+
+SHORT_S = 0.2
 
 
 @dataclass
@@ -112,4 +116,14 @@ def overall(cells: dict, case_ids: list[str], allocs: list[str], ref: str) -> li
         if ran:  # an allocator that ran only sweep points has no row
             used = sum(1 for x in t if not math.isnan(x))
             out.append(Overall(a, gmean(t), gmean(r), gmean(c), used, ran))
+    return out
+
+
+def short_cases(cells: dict, case_ids: list[str], ref: str) -> list[str]:
+    """The cases whose median time under the reference is under SHORT_S seconds."""
+    out = []
+    for cid in case_ids:
+        base = cells.get((cid, ref))
+        if base is not None and base.wall and base.med("wall") < SHORT_S:
+            out.append(cid)
     return out

@@ -1,9 +1,11 @@
 """The workloads: what each one runs, at which sizes, and under which lab configurations.
 
 A Workload is one entry of the suite (a program in bench/workloads/ plus fixed arguments). A
-workload with a thread sweep expands into one Case per thread count. Programs in
-bench/workloads/*.c that no entry names join the stress shapes automatically, so dropping a new
-file there is enough to add a workload.
+workload with a thread sweep expands into one Case per thread count: the points of one curve,
+which --threads can change and the geometric means leave out. A fixed thread count that is a
+case of its own (rptest:8, larson:8) is instead an entry with "--threads N" in its arguments,
+named "<name>:<N>". Programs in bench/workloads/*.c that no entry names join the stress shapes
+automatically, so dropping a new file there is enough to add a workload.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ FITS = ("lab-first", "lab-best", "lab-segregated")
 FITS_AND_LISTS = FITS + ("lab-first-list", "lab-best-list")
 FOUR_FITS = ("lab-first", "lab-next", "lab-best", "lab-worst")
 ARENA_64K = ("lab-next64k-nomerge", "lab-seg64k", "lab-seg64k-nomerge")
+ISSUE12 = "issue12"  # the group of the shapes issue 12 asked for
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,8 @@ class Workload:
     sweep: tuple[int, ...] = ()  # --threads values; one case each
     study: str = ""
     summary: str = ""
+    group: str = ""  # a group name that selects it (besides its kind)
+    default: bool = True  # in the default suite (False: only when named, or its group is)
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,11 @@ class Case:
     id: str  # the workload's name, or "<name>:<threads>" for a point of a sweep
     workload: Workload
     threads: int | None = None
+
+    @property
+    def sweep_point(self) -> bool:
+        """A point of a thread sweep (a curve), not a case of the means."""
+        return self.threads is not None
 
     @property
     def argv_tail(self) -> list[str]:
@@ -61,6 +71,25 @@ REGISTRY = [
     Workload("cache-thrash", "cache-thrash", summary="active false sharing (Hoard)"),
     Workload("cache-scratch", "cache-scratch", summary="passive false sharing (Hoard)"),
     Workload("short-threads", "short-threads", summary="2,000 short-lived threads"),
+    # Issue 12's shapes: where a peer was measured faster than fitalloc (docs/bench.md). The
+    # default suite runs four of them, to stay within its time; all eight run with -w issue12.
+    Workload("churn-wide", "churn-wide", group=ISSUE12,
+             summary="single thread, 8 B..256 KiB log-uniform, 4,096 slots, a word per page"),
+    Workload("buffers", "buffers", group=ISSUE12,
+             summary="20 calloc'd buffers of 5..25 MiB, random replace"),
+    Workload("rptest:8", "rptest", ("--threads", "8"), group=ISSUE12,
+             summary="8 B..16 KiB, 3 in 4 blocks freed by another thread; 8 threads on 2 cores"),
+    Workload("scratch-1", "cache-scratch",
+             ("--threads", "1", "--object-size", "1", "--repeat", "40000"), group=ISSUE12,
+             summary="cache-scratch, 1 thread: 1-byte objects, each written 40,000 times"),
+    Workload("rptest:2", "rptest", ("--threads", "2"), group=ISSUE12, default=False,
+             summary="the same as rptest:8 with 2 threads"),
+    Workload("xthread:2", "xthread", ("--threads", "2"), group=ISSUE12, default=False,
+             summary="xthread with 1 producer/consumer pair"),
+    Workload("xthread:8", "xthread", ("--threads", "8"), group=ISSUE12, default=False,
+             summary="xthread with 4 pairs (8 threads on 2 cores)"),
+    Workload("larson:8", "larson", ("--threads", "8"), group=ISSUE12, default=False,
+             summary="larson with 8 chains (8 threads on 2 cores)"),
     Workload("ece650-ts", "ece650-ts", ("--test", "measurement"), "classic", BEST_LOCKS,
              study="ece650-ts", summary="ECE650 HW2: thread_test_measurement"),
     Workload("ece650-ts-tests", "ece650-ts", ("--test", "tests"), "classic", BEST_LOCKS,
@@ -89,6 +118,8 @@ REGISTRY = [
              summary="harness test: reports corruption, exits 1"),
     Workload("selftest-crash", "selftest", ("--mode", "crash"), "test",
              summary="harness test: dies of SIGABRT"),
+    Workload("selftest-hang", "selftest", ("--mode", "hang"), "test",
+             summary="harness test: sleeps until the timeout kills it"),
 ]
 
 
@@ -107,11 +138,15 @@ def all_workloads() -> list[Workload]:
 
 
 def groups(workloads: list[Workload]) -> dict[str, list[Workload]]:
-    """Names that select several workloads: the kinds, and programs with several entries."""
+    """Names that select several workloads: the kinds, the entries' own groups, and programs
+    with several entries (unless an entry has the program's name)."""
     out: dict[str, list[Workload]] = {
         "stress": [w for w in workloads if w.kind == "stress"],
         "classic": [w for w in workloads if w.kind == "classic"],
     }
+    for w in workloads:
+        if w.group:
+            out.setdefault(w.group, []).append(w)
     by_program: dict[str, list[Workload]] = {}
     for w in workloads:
         if w.kind != "test":
@@ -127,7 +162,7 @@ def select(text: str | None, workloads: list[Workload]) -> list[Workload]:
     """The workloads named by a comma list (names or group names); None: the default suite.
     Raises ValueError listing the valid names."""
     if text is None:
-        return [w for w in workloads if w.kind != "test"]
+        return [w for w in workloads if w.kind != "test" and w.default]
     by_name = {w.name: w for w in workloads}
     grp = groups(workloads)
     chosen: list[Workload] = []

@@ -1,14 +1,18 @@
 /* cache-scratch: passive false sharing (after Hoard's cache-scratch).
  *
- * Main allocates one 8-byte object per thread, back to back (so they likely share a cache
- * line), and gives one to each of 4 threads. Each thread frees the object it was given, then
- * repeatedly allocates its own 8-byte object, writes and reads it REPEAT times and frees it.
- * An allocator that hands a thread the object another thread's line came from (the one it just
- * freed) keeps the threads writing to one cache line; one that serves each thread from its own
- * memory does not. Objects x repetitions per thread: smoke 20,000 x 500, real (= full)
- * 100,000 x 1,000.
+ * Main allocates one object per thread, back to back (so they likely share a cache line), and
+ * gives one to each of the threads (--threads, default 4). Each thread frees the object it was
+ * given, then repeatedly allocates its own object (--object-size bytes, default 8), writes and
+ * reads it REPEAT times (--repeat) and frees it. An allocator that hands a thread the object
+ * another thread's line came from (the one it just freed) keeps the threads writing to one
+ * cache line; one that serves each thread from its own memory does not. With one thread (and
+ * 1-byte objects: the case scratch-1) nothing is shared: what is left is where the allocator
+ * puts a tiny object that is written many times, and the cost of its malloc and free.
+ * Objects x repetitions per thread: smoke 20,000 x 500, real (= full) 100,000 x 1,000 (the
+ * same objects with --repeat R: R repetitions at every size).
  *
- * usage: cache-scratch --size smoke|real|full  prints: time_s, ok cache-scratch <checksum>
+ * usage: cache-scratch --size smoke|real|full [--threads N] [--object-size B] [--repeat R]
+ * prints: time_s, ok cache-scratch <checksum>
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -19,12 +23,14 @@
 #include "lib/args.h"
 #include "lib/timing.h"
 
-#define USAGE "cache-scratch --size smoke|real|full"
-#define THREADS 4
-#define OBJ_SIZE 8
+#define USAGE                                                                                      \
+    "cache-scratch --size smoke|real|full [--threads N (1..64, default 4)] "                       \
+    "[--object-size B (1..64, default 8)] [--repeat R (default by size)]"
+#define MAX_THREADS 64
+#define MAX_OBJ_SIZE 64
 
-static long objects, repeat;
-static unsigned char *given[THREADS];
+static long objects, repeat, obj_size;
+static unsigned char *given[MAX_THREADS];
 
 static void *worker(void *arg)
 {
@@ -35,15 +41,15 @@ static void *worker(void *arg)
     }
     free(given[id]);
     for (long i = 0; i < objects; i++) {
-        volatile unsigned char *obj = malloc(OBJ_SIZE);
+        volatile unsigned char *obj = malloc((size_t)obj_size);
         if (!obj) {
             fprintf(stderr, "cache-scratch: malloc failed\n");
             exit(1);
         }
         for (long r = 0; r < repeat; r++)
-            for (int k = 0; k < OBJ_SIZE; k++)
+            for (int k = 0; k < obj_size; k++)
                 obj[k] = (unsigned char)(obj[k] * 0 + r + k + id);
-        for (int k = 0; k < OBJ_SIZE; k++) {
+        for (int k = 0; k < obj_size; k++) {
             if (obj[k] != (unsigned char)(repeat - 1 + k + id)) {
                 fprintf(stderr, "cache-scratch: CORRUPTION: object at %p byte %d\n", (void *)obj,
                         k);
@@ -58,26 +64,33 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    enum bench_size size = bench_parse(argc, argv, USAGE, NULL);
+    static const char *const keys[] = {"--threads", "--object-size", "--repeat", NULL};
+    enum bench_size size = bench_parse(argc, argv, USAGE, keys);
+    long threads = bench_opt_long(argc, argv, "--threads", 4, USAGE);
+    obj_size = bench_opt_long(argc, argv, "--object-size", 8, USAGE);
+    if (threads < 1 || threads > MAX_THREADS || obj_size < 1 || obj_size > MAX_OBJ_SIZE)
+        bench_usage(USAGE);
     objects = size == BENCH_SMOKE ? 20000 : 100000;
-    repeat = size == BENCH_SMOKE ? 500 : 1000;
-    for (int t = 0; t < THREADS; t++) {
-        given[t] = malloc(OBJ_SIZE);
+    repeat = bench_opt_long(argc, argv, "--repeat", size == BENCH_SMOKE ? 500 : 1000, USAGE);
+    if (repeat < 1)
+        bench_usage(USAGE);
+    for (int t = 0; t < threads; t++) {
+        given[t] = malloc((size_t)obj_size);
         if (!given[t]) {
             fprintf(stderr, "cache-scratch: malloc failed\n");
             return 1;
         }
         given[t][0] = (unsigned char)(0xa0 + t);
     }
-    pthread_t th[THREADS];
+    pthread_t th[MAX_THREADS];
     double t0 = now_s();
-    for (int t = 0; t < THREADS; t++)
+    for (int t = 0; t < threads; t++)
         if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t)) {
             fprintf(stderr, "cache-scratch: pthread_create failed\n");
             return 1;
         }
     uint64_t sum = 0;
-    for (int t = 0; t < THREADS; t++) {
+    for (int t = 0; t < threads; t++) {
         void *ret;
         pthread_join(th[t], &ret);
         sum += (uint64_t)(uintptr_t)ret;

@@ -4,19 +4,21 @@
  * --mode ok       allocates and checks a few blocks, prints a figure and a histogram, succeeds
  * --mode corrupt  reports a corrupted block and exits 1, as a real workload would
  * --mode crash    dies of SIGABRT
+ * --mode hang     sleeps until it is killed (the bench's timeout)
  *
- * usage: selftest --size smoke|real|full [--mode ok|corrupt|crash]
+ * usage: selftest --size smoke|real|full [--mode ok|corrupt|crash|hang]
  */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/args.h"
 #include "lib/pattern.h"
 
-#define USAGE "selftest --size smoke|real|full [--mode ok|corrupt|crash]"
+#define USAGE "selftest --size smoke|real|full [--mode ok|corrupt|crash|hang]"
 
 int main(int argc, char **argv)
 {
@@ -25,6 +27,9 @@ int main(int argc, char **argv)
     const char *mode = bench_opt(argc, argv, "--mode", "ok");
     if (strcmp(mode, "crash") == 0)
         abort();
+    if (strcmp(mode, "hang") == 0)
+        for (;;)
+            pause();
     uint64_t sum = 0;
     for (int i = 1; i <= 100; i++) {
         size_t n = (size_t)i * 8;

@@ -1,12 +1,14 @@
 /* xthread: cross-thread producer/consumer frees.
  *
- * Two producer/consumer pairs (4 threads). A producer allocates batches of
- * 1024 blocks of 16..512 bytes, writes a pattern into each, and hands the
- * batch (itself a malloc'd array) to its consumer through a lock-protected
- * ring of 8 batches. The consumer checks every block and frees it, and frees
- * the batch: every free happens on a thread other than the allocating one.
+ * Producer/consumer pairs: --threads N runs N/2 pairs (N even, default 4: 2 pairs). A
+ * producer allocates batches of 1024 blocks of 16..512 bytes, writes a pattern into each, and
+ * hands the batch (itself a malloc'd array) to its consumer through a lock-protected ring of 8
+ * batches. The consumer checks every block and frees it, and frees the batch: every free
+ * happens on a thread other than the allocating one.
+ * Batches per pair: smoke 3,500, real (= full) 40,000, but at least 7,000 / 80,000 in all: a
+ * single pair does twice as many, so that it too runs well over process start.
  *
- * usage: xthread --size smoke|real|full   prints: ok xthread <checksum>
+ * usage: xthread --size smoke|real|full [--threads N]   prints: ok xthread <checksum>
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -18,8 +20,8 @@
 #include "lib/args.h"
 #include "lib/pattern.h"
 
-#define USAGE "xthread --size smoke|real|full"
-#define PAIRS 2
+#define USAGE "xthread --size smoke|real|full [--threads N (even, 2..64, default 4)]"
+#define MAX_PAIRS 32
 #define BATCH 1024
 #define RING 8
 
@@ -115,13 +117,18 @@ static void *consumer(void *arg)
 
 int main(int argc, char **argv)
 {
+    static const char *const keys[] = {"--threads", NULL};
     /* full: these shapes have no original size, so full = real */
-    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
-    uint64_t nbatches = real ? 40000 : 3500; /* per pair */
-    static struct pair pairs[PAIRS];
-    pthread_t th[2 * PAIRS];
+    int real = bench_parse(argc, argv, USAGE, keys) != BENCH_SMOKE;
+    long threads = bench_opt_long(argc, argv, "--threads", 4, USAGE);
+    if (threads < 2 || threads > 2 * MAX_PAIRS || threads % 2)
+        bench_usage(USAGE);
+    int npairs = (int)(threads / 2);
+    uint64_t nbatches = (real ? 40000 : 3500) * (npairs == 1 ? 2 : 1); /* per pair */
+    static struct pair pairs[MAX_PAIRS];
+    pthread_t th[2 * MAX_PAIRS];
 
-    for (int k = 0; k < PAIRS; k++) {
+    for (int k = 0; k < npairs; k++) {
         struct pair *pr = &pairs[k];
         pthread_mutex_init(&pr->m, NULL);
         pthread_cond_init(&pr->not_full, NULL);
@@ -129,7 +136,7 @@ int main(int argc, char **argv)
         pr->id = k;
         pr->nbatches = nbatches;
     }
-    for (int k = 0; k < PAIRS; k++) {
+    for (int k = 0; k < npairs; k++) {
         if (pthread_create(&th[2 * k], NULL, consumer, &pairs[k]) ||
             pthread_create(&th[2 * k + 1], NULL, producer, &pairs[k])) {
             fprintf(stderr, "xthread: pthread_create failed\n");
@@ -137,9 +144,9 @@ int main(int argc, char **argv)
         }
     }
     uint64_t sum = 0;
-    for (int i = 0; i < 2 * PAIRS; i++)
+    for (int i = 0; i < 2 * npairs; i++)
         pthread_join(th[i], NULL);
-    for (int k = 0; k < PAIRS; k++)
+    for (int k = 0; k < npairs; k++)
         sum += pairs[k].sum;
     printf("ok xthread %016llx\n", (unsigned long long)sum);
     return 0;

@@ -2,7 +2,9 @@
 # The bench harness end to end, on a tiny suite through tools/bench.sh: it writes the raw
 # results, report.md and PNG plots; it interleaves the allocators (the run order in runs.csv);
 # a workload that reports corruption, and one that crashes, are marked FAILED while the rest
-# goes on; unknown workload or allocator names are errors that list the valid names.
+# goes on; one that times out is not run again; short cases are marked; unknown workload or
+# allocator names are errors that list the valid names. Then the summary's second mean, on a
+# made-up set of results: a known pathology of one peer is left out of it, and nothing else.
 set -euo pipefail
 
 src=${FITALLOC_SOURCE_DIR:?FITALLOC_SOURCE_DIR is not set}
@@ -104,13 +106,112 @@ check(ref == ("mimalloc" if "mimalloc" in allocs else "glibc"), f"reference {ref
 cell = next(c for c in summary["cells"] if c["case"] == "cse3320" and c["allocator"] == ref)
 check(cell["time_ratio"] == 1.0 and cell["rss_ratio"] == 1.0, "the reference's own ratios are not 1")
 check({g["allocator"] for g in summary["geometric_means"]} == set(allocs), "geometric means")
+# No known pathology among these cases: the second mean is the first, and says so.
+second = summary["geometric_means_without_pathologies"]
+check(second["left_out"] == [] and second["means"] == summary["geometric_means"],
+      f"without pathologies: {second}")
+# cse3320 runs ~0.01 s: short, marked in the table and listed in summary.json.
+check("cse3320" in summary["short_cases"], f"short cases {summary['short_cases']}")
 
 report = open(os.path.join(res, "report.md")).read()
 for text in ("## Summary", "## All cases", "## FAILED runs", "selftest-corrupt", "CSE3320",
-             "| mallocs | 16 405 |"):
+             "| mallocs | 16 405 |", "no known pathology in this run", "\ncse3320* ",
+             "* short: under 0.2 s", "Cases marked `*` are short"):
     check(text in report, f"report.md lacks {text!r}")
 for b in bad:
     print(b)
+sys.exit(1 if bad else 0)
+PY
+
+# ---- a run that times out is FAILED, and its other repetitions are not run at all
+echo "== a workload that hangs, timeout 1 s, 3 repetitions"
+rc=0
+"${bench[@]}" -w selftest-hang -a fitalloc,glibc -r 3 --timeout 1 --no-plots \
+    --out "$work/hang" >/dev/null 2>"$work/hang.err" || rc=$?
+((rc == 1)) || fail "hanging workload: exit $rc, expected 1: $(tail -n 3 "$work/hang.err")"
+python3 - "$work/hang/runs.csv" <<'PY' || fail "the timed-out workload was not handled as expected"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = []
+if len(rows) != 6:
+    bad.append(f"{len(rows)} rows, expected 6")
+for r in rows:
+    want = "timeout after 1s" if r["rep"] == "1" else "not run: timed out in repetition 1"
+    if r["status"] != "FAILED" or not r["note"].startswith(want):
+        bad.append(f"rep {r['rep']} {r['allocator']}: {r['status']} {r['note']!r}, expected {want!r}")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+
+# ---- the second geometric mean, on made-up results: mimalloc (the reference) 8x slower
+# than the others on cs33-t1 (a known pathology), glibc 5x on larson (an outlier that is not)
+echo "== the mean without known pathologies"
+PYTHONPATH="$src/bench" python3 - "$work/fake" <<'PY' || fail "the mean without known pathologies is wrong"
+import json, math, os, sys
+from harness import pathologies, results, summary, table
+from harness.runner import Run
+
+allocs = ["fitalloc", "glibc", "jemalloc", "mimalloc"]
+def cells_for(times):
+    runs = []
+    for (case, alloc), t in times.items():
+        for rep in range(3):
+            runs.append(Run(seq=len(runs) + 1, rep=rep, case=case, workload=case, threads=None,
+                            allocator=alloc, position=0, wall_s=t, user_s=t, sys_s=0.0,
+                            maxrss_kib=1024, checksum="x"))
+    return summary.summarize(runs)
+
+def table_of(case_times):
+    return {(c, a): t for c, ts in case_times.items() for a, t in zip(allocs, ts)}
+
+times = table_of({"churn": (0.5, 0.6, 0.7, 0.5), "cs33-t1": (0.1, 0.12, 0.11, 0.8),
+                  "larson": (0.4, 2.0, 0.4, 0.4)})
+cases = ["churn", "cs33-t1", "larson"]
+bad = []
+def check(cond, msg):
+    if not cond:
+        bad.append(msg)
+
+cells = cells_for(times)
+found = pathologies.outliers(cells, cases, allocs)
+check([(o.case, o.allocator, o.known) for o in found]
+      == [("cs33-t1", "mimalloc", True), ("larson", "glibc", False)], f"outliers {found}")
+left_out = pathologies.excluded_cases(found)
+check(left_out == ["cs33-t1"], f"left out: {left_out}")
+every = {o.allocator: o for o in summary.overall(cells, cases, allocs, "mimalloc")}
+without = {o.allocator: o for o in summary.overall(
+    cells, [c for c in cases if c not in left_out], allocs, "mimalloc")}
+# fitalloc: ratios 1, 0.125, 1 over all cases (mean 0.5); 1 and 1 without cs33-t1
+check(math.isclose(every["fitalloc"].time, 0.5) and every["fitalloc"].cases == 3,
+      f"all cases: {every['fitalloc']}")
+check(math.isclose(without["fitalloc"].time, 1.0) and without["fitalloc"].cases == 2,
+      f"without pathologies: {without['fitalloc']}")
+lines = "\n".join(table.overall_table(list(every.values()), "mimalloc", list(without.values()),
+                                       found))
+print(lines)
+check("without known pathologies: cs33-t1 left out" in lines, "the table does not name cs33-t1")
+check("cs33-t1: mimalloc 7.3x" in lines, "the table does not give mimalloc's factor on cs33-t1")
+check("  glibc: larson 5.0x" in lines and "larson left out" not in lines,
+      "larson must be named as an outlier and kept")
+os.makedirs(sys.argv[1], exist_ok=True)
+path = os.path.join(sys.argv[1], "summary.json")
+results.write_summary_json(path, {}, cells, cases, {c: allocs for c in cases}, "mimalloc",
+                           list(every.values()), list(without.values()), found, [])
+doc = json.load(open(path))
+second = doc["geometric_means_without_pathologies"]
+check(second["left_out"] == ["cs33-t1"], f"summary.json left_out {second['left_out']}")
+got = {m["allocator"]: m["time"] for m in second["means"]}
+check(math.isclose(got["fitalloc"], 1.0), f"summary.json second mean {got}")
+check(math.isclose({m["allocator"]: m["time"] for m in doc["geometric_means"]}["fitalloc"], 0.5),
+      "summary.json first mean")
+
+# The same peer without its pathology: nothing is left out.
+times[("cs33-t1", "mimalloc")] = 0.1
+found = pathologies.outliers(cells_for(times), cases, allocs)
+check(pathologies.excluded_cases(found) == [], f"healthy mimalloc: {found}")
+for b in bad:
+    print("  " + b)
 sys.exit(1 if bad else 0)
 PY
 

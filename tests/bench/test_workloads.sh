@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Every bench workload at FITALLOC_TEST_SIZE (smoke) under fitalloc and glibc, through the
-# bench harness: each must check its own data and finish, print the same checksum under both
-# allocators, and print the figures the studies fix. Then the workloads' own checks are
-# checked: a broken allocator must make them report corruption, a rand() that is not glibc's
-# must make the study workloads refuse to run. Under the policy lab (when libfitalloc.so has
+# bench harness (also those outside the default suite, such as issue 12's rptest:2): each must
+# check its own data and finish, print the same checksum under both allocators, and print the
+# figures the studies fix. Then the workloads' own checks are checked: a broken allocator must
+# make them report corruption, a calloc that does not zero must be caught, bad options must be
+# refused, a rand() that is not glibc's must make the study workloads refuse to run. Under the policy lab (when libfitalloc.so has
 # it) the studies' counters are compared with workloads.md.
 set -euo pipefail
 
@@ -28,7 +29,7 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
 # ---- 1. every workload under fitalloc and glibc, through the harness
 echo "== all workloads, size $size, fitalloc and glibc"
 rc=0
-python3 "$src/bench/compare.py" -a fitalloc,glibc -r 1 --size "$size" --threads 1,4 \
+python3 "$src/bench/compare.py" -w stress,classic -a fitalloc,glibc -r 1 --size "$size" --threads 1,4 \
     --fitalloc "$lib" --build-dir "$bin" --cc "$cc" --results "$work/res" --no-plots \
     >"$work/harness.out" 2>"$work/harness.err" || rc=$?
 cat "$work/harness.out"
@@ -49,6 +50,11 @@ for case in {c for c, _ in cases}:
     for a in ("fitalloc", "glibc"):
         if (case, a) not in cases:
             print(f"{case} did not run under {a}"); bad += 1
+# issue 12's shapes, in the default suite or not, all ran
+for case in ("churn-wide", "buffers", "rptest:2", "rptest:8", "scratch-1", "xthread:2",
+             "xthread:8", "larson:8"):
+    if (case, "glibc") not in cases:
+        print(f"{case} did not run"); bad += 1
 sys.exit(1 if bad else 0)
 PY
 
@@ -74,6 +80,9 @@ expect = {
     ("cs33-t1", "pairs"): 32 * {"smoke": 250000, "real": 1000000, "full": 10000000}[size],
     ("cs33-t2", "mallocs"): 16 * batches * 1024,
     ("id1206", "failed_at"): 0,
+    # larson splits the same work between its chains: 4 (the default) or 8
+    ("larson", "ops"): {"smoke": 25000000, "real": 250000000, "full": 250000000}[size],
+    ("larson:8", "ops"): {"smoke": 25000000, "real": 250000000, "full": 250000000}[size],
 }
 if size == "smoke":  # glibc rand() with seed 1, buffer 300, 200,000 loops
     expect[("id1206", "allocs")] = 100075
@@ -97,7 +106,7 @@ echo "== under a broken allocator (blocks share memory) the workloads must fail"
 check_detects() { # <expected stderr text> <program> <args...>
     local want=$1 rc=0
     shift
-    timeout 60 env LD_PRELOAD="$work/broken_malloc.so" "$bin/$1" "${@:2}" \
+    timeout 60 env LD_PRELOAD="${broken:-$work/broken_malloc.so}" "$bin/$1" "${@:2}" \
         >"$work/broken.out" 2>"$work/broken.err" || rc=$?
     if ((rc == 0)) || ! grep -q "$want" "$work/broken.err"; then
         fail "$* under a broken allocator: exit $rc, stderr: $(head -c 300 "$work/broken.err")"
@@ -111,10 +120,28 @@ check_detects CORRUPTION ece650-fit --size smoke --test small
 check_detects CORRUPTION cse3320 --size smoke
 check_detects CORRUPTION id1206 --size smoke
 check_detects CORRUPTION larson --size smoke
+check_detects CORRUPTION churn-wide --size smoke
+check_detects CORRUPTION rptest --size smoke --threads 8
+check_detects CORRUPTION xthread --size smoke --threads 8
+# buffers' blocks are too big for broken_malloc: a calloc that does not zero instead
+"$cc" -shared -fPIC -O1 -o "$work/dirty_calloc.so" "$src/tests/bench/dirty_calloc.c"
+broken="$work/dirty_calloc.so" check_detects "calloc not zeroed" buffers --size smoke
 if ! grep -q "Test failed" <(timeout 60 env LD_PRELOAD="$work/broken_malloc.so" \
     "$bin/ece650-ts" --size smoke 2>/dev/null || true); then
     fail "ece650-ts did not print the kit's 'Test failed' for overlapping blocks"
 fi
+
+# ---- bad options: a usage line and exit 2, nothing run
+for args in "rptest --size smoke --threads 0" "xthread --size smoke --threads 3" \
+    "larson --size smoke --threads x" "cache-scratch --size smoke --object-size 0" \
+    "cache-scratch --size smoke --repeat 0" "churn-wide --size huge" "buffers --size smoke --x 1"; do
+    rc=0
+    # shellcheck disable=SC2086 # args are meant to be split
+    timeout 10 "$bin"/$args >/dev/null 2>"$work/usage.err" || rc=$?
+    if ((rc != 2)) || ! grep -q "^usage: " "$work/usage.err"; then
+        fail "$args: exit $rc (expected 2 and a usage line): $(head -c 200 "$work/usage.err")"
+    fi
+done
 
 # ---- 3. the study workloads insist on glibc's rand() (their size sequences are the kits')
 echo "== with a rand() that is not glibc's the study workloads must refuse to run"
