@@ -61,6 +61,26 @@ __attribute__((noreturn, cold)) void _fa_fatal(const char *fmt, ...)
 /* options.c */
 long long _fa_option_by_name(const char *name);
 
+/* A list of segments through their next and prev (its owner guards it). */
+static inline void fa_segment_list_push(fa_segment_t **list, fa_segment_t *seg)
+{
+    seg->prev = NULL;
+    seg->next = *list;
+    if (*list)
+        (*list)->prev = seg;
+    *list = seg;
+}
+static inline void fa_segment_list_remove(fa_segment_t **list, fa_segment_t *seg)
+{
+    if (seg->prev)
+        seg->prev->next = seg->next;
+    else
+        *list = seg->next;
+    if (seg->next)
+        seg->next->prev = seg->prev;
+    seg->next = seg->prev = NULL;
+}
+
 /* segment.c */
 extern uint8_t _fa_segmap[FA_SEGMAP_SIZE];
 extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap pool */

@@ -31,23 +31,14 @@ static fa_segment_t *live;
 static void live_link(fa_segment_t *seg)
 {
     fa_mutex_lock(&_fa_global_lock);
-    seg->prev = NULL;
-    seg->next = live;
-    if (live)
-        live->prev = seg;
-    live = seg;
+    fa_segment_list_push(&live, seg);
     fa_mutex_unlock(&_fa_global_lock);
 }
 
 static void live_unlink(fa_segment_t *seg)
 {
     fa_mutex_lock(&_fa_global_lock);
-    if (seg->prev)
-        seg->prev->next = seg->next;
-    else
-        live = seg->next;
-    if (seg->next)
-        seg->next->prev = seg->prev;
+    fa_segment_list_remove(&live, seg);
     fa_mutex_unlock(&_fa_global_lock);
 }
 

@@ -61,26 +61,6 @@ void _fa_segmap_set(uintptr_t start, size_t chunks, uint8_t first, uint8_t rest)
         __atomic_store_n(&_fa_segmap[chunk + i], rest, __ATOMIC_RELEASE);
 }
 
-static void list_push(fa_segment_t **list, fa_segment_t *seg)
-{
-    seg->prev = NULL;
-    seg->next = *list;
-    if (*list)
-        (*list)->prev = seg;
-    *list = seg;
-}
-
-static void list_remove(fa_segment_t **list, fa_segment_t *seg)
-{
-    if (seg->prev)
-        seg->prev->next = seg->next;
-    else
-        *list = seg->next;
-    if (seg->next)
-        seg->next->prev = seg->prev;
-    seg->next = seg->prev = NULL;
-}
-
 /* With the lock held: give a cached segment's memory back to the OS but keep its address range,
  * forever. A thread that has just pushed a remote free may still read the owner word of a page
  * in it (free.c), so the range must stay readable, and its page descriptors must then read as
@@ -105,7 +85,7 @@ static void segment_make_cold_locked(fa_segment_t *seg)
     _fa_os_purge(first_page_end, FA_SEG_SIZE - FA_OS_PAGE);
     _fa_stats_commit(-(committed - FA_OS_PAGE));
     fa_count(purged, (uint64_t)(committed - FA_OS_PAGE));
-    list_push(&cold, seg);
+    fa_segment_list_push(&cold, seg);
 }
 
 static void segment_register(fa_segment_t *seg, int kind)
@@ -131,7 +111,7 @@ static fa_segment_t *segment_new(int kind)
     fa_mutex_lock(&_fa_global_lock);
     for (fa_segment_t *seg = cache; seg; seg = seg->next) {
         if (seg->kind == kind) {
-            list_remove(&cache, seg);
+            fa_segment_list_remove(&cache, seg);
             cache_count--;
             fa_mutex_unlock(&_fa_global_lock);
             return seg;
@@ -139,7 +119,7 @@ static fa_segment_t *segment_new(int kind)
     }
     fa_segment_t *seg = cold;
     if (seg)
-        list_remove(&cold, seg);
+        fa_segment_list_remove(&cold, seg);
     fa_mutex_unlock(&_fa_global_lock);
     if (seg) {
         /* All its pages are CLEAN (zero); only the header is touched again. */
@@ -199,7 +179,7 @@ fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
     if (!seg)
         return NULL;
     seg->heap = heap;
-    list_push(&heap->segments[kind], seg);
+    fa_segment_list_push(&heap->segments[kind], seg);
     /* A cached segment has DIRTY pages; a new or cold one only CLEAN ones. */
     fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
     if (!page)
@@ -234,13 +214,13 @@ void _fa_segment_release(fa_segment_t *seg)
     seg->heap = NULL;
     seg->cached_at = _fa_os_now_ms();
     fa_mutex_lock(&_fa_global_lock);
-    list_push(&cache, seg);
+    fa_segment_list_push(&cache, seg);
     cache_count++;
     if (cache_count > (size_t)fa_option(segment_cache)) {
         fa_segment_t *oldest = cache;
         while (oldest->next)
             oldest = oldest->next;
-        list_remove(&cache, oldest);
+        fa_segment_list_remove(&cache, oldest);
         cache_count--;
         segment_make_cold_locked(oldest);
     }
@@ -252,7 +232,7 @@ void _fa_segment_abandon(fa_segment_t *seg)
 {
     seg->heap = NULL;
     fa_mutex_lock(&_fa_global_lock);
-    list_push(&abandoned, seg);
+    fa_segment_list_push(&abandoned, seg);
     __atomic_add_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
     fa_mutex_unlock(&_fa_global_lock);
     fa_count(abandoned, 1);
@@ -268,7 +248,7 @@ fa_segment_t *_fa_segment_pop_abandoned(int kind)
     while (seg && seg->kind != kind)
         seg = seg->next;
     if (seg) {
-        list_remove(&abandoned, seg);
+        fa_segment_list_remove(&abandoned, seg);
         __atomic_sub_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
     }
     fa_mutex_unlock(&_fa_global_lock);
@@ -289,11 +269,11 @@ static void reclaim_abandoned_locked(fa_segment_t *seg)
             _fa_page_release(page);
     }
     if (seg->used_pages == 0) {
-        list_remove(&abandoned, seg);
+        fa_segment_list_remove(&abandoned, seg);
         __atomic_sub_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
         fa_count(abandoned, (uint64_t)-1);
         seg->cached_at = _fa_os_now_ms();
-        list_push(&cache, seg);
+        fa_segment_list_push(&cache, seg);
         cache_count++;
     }
 }
@@ -318,7 +298,7 @@ void _fa_segments_purge(uint64_t now, bool force, long *next)
     for (fa_segment_t *seg = cache, *after; seg; seg = after) {
         after = seg->next;
         if (force || seg->cached_at + delay <= now) {
-            list_remove(&cache, seg);
+            fa_segment_list_remove(&cache, seg);
             cache_count--;
             segment_make_cold_locked(seg);
         } else {
