@@ -189,6 +189,8 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
             errno = ENOMEM;
             return NULL;
         }
+        if (fa_option(huge_pages))
+            _fa_os_huge(seg, size);
         fa_count(reserved, size);
         _fa_stats_commit((int64_t)size);
         seg->mapped = size;

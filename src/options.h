@@ -17,6 +17,8 @@
     X(segment_cache, "SEGMENT_CACHE", FA_OPT_COUNT, 8, 0, "empty 4 MiB segments kept for reuse")   \
     X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 64 << 20, 0,                                        \
       "bytes of freed large blocks kept mapped for reuse")                                         \
+    X(huge_pages, "HUGE_PAGES", FA_OPT_BOOL, 0, 0,                                                 \
+      "back segments and large blocks with 2 MiB transparent huge pages (madvise)")                \
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
     X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
       "record every allocation call to this file (docs/trace.md)")                                 \

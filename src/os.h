@@ -26,6 +26,8 @@ void _fa_os_protect(void *p, size_t size);
 void _fa_os_unprotect(void *p, size_t size);
 /* Give the memory of a range back to the OS; it reads as zero afterwards. */
 void _fa_os_purge(void *p, size_t size);
+/* Ask for transparent huge pages behind a range (2 MiB-aligned parts of it); errors ignored. */
+void _fa_os_huge(void *p, size_t size);
 /* Grow a mapping in place; false if the address space after it is taken. */
 bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size);
 /* Move a mapping to a new address aligned to align, growing it; NULL on failure (old stays). */

@@ -97,6 +97,13 @@ void _fa_os_purge(void *p, size_t size)
     errno = saved;
 }
 
+void _fa_os_huge(void *p, size_t size)
+{
+    int saved = errno;
+    madvise(p, size, MADV_HUGEPAGE);
+    errno = saved;
+}
+
 bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size)
 {
     if (!FA_USE_MREMAP)

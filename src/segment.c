@@ -130,6 +130,8 @@ static fa_segment_t *segment_new(int kind)
     seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
     if (!seg)
         return NULL;
+    if (fa_option(huge_pages))
+        _fa_os_huge(seg, FA_SEG_SIZE);
     /* Fresh anonymous memory is zero: every page starts CLEAN. */
     fa_count(reserved, FA_SEG_SIZE);
     fa_count(segments, 1);
