@@ -47,10 +47,11 @@ static inline uintptr_t fa_page_mark(const fa_page_t *page)
  * an offset n = p - start:
  *   n = i * d            ->  n * M = i * 2^64 + i * e  =  i * e (mod 2^64): below limit iff
  *                             i < capacity;
- *   n = i * d + r, r > 0  ->  n * M mod 2^64 >= M > 2^47 > limit (i * e is tiny, r * M is
- *                             below 2^64), and the same holds for negative offsets;
- *   n off by k * 2^47     ->  a non-canonical alias of a block start: M odd makes
- *                             k * 2^47 * M mod 2^64 a nonzero multiple of 2^47, so it fails.
+ *   n = i * d + r, r > 0  ->  n * M mod 2^64 >= M > limit (M >= 2^64 / 512 KiB = 2^45, limit
+ *                             is at most 3 times a page's size; i * e is tiny, r * M is below
+ *                             2^64), and the same holds for negative offsets;
+ *   n off by k * 2^B      ->  (B = FA_ADDRESS_BITS) a non-canonical alias of a block start: M
+ *                             odd makes k * 2^B * M mod 2^64 a nonzero multiple of 2^B: fails.
  *                             (An alias of an interior address may pass, as r * M can cancel
  *                             that multiple; the fast path then faults reading the block,
  *                             before writing anything: non-canonical addresses never map.)

@@ -67,7 +67,7 @@ void _fa_process_init(void)
     if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
-            __builtin_ia32_pause();
+            fa_cpu_relax();
         return;
     }
     options_read = _fa_options_init();

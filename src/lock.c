@@ -1,4 +1,5 @@
 /* The contended half of the futex mutex (lock.h). */
+#include "arch.h"
 #include "lock.h"
 
 /* Check the lock after exponentially growing pauses: 1, 2, 4 ... 1024 (about 2,000 pauses,
@@ -12,7 +13,7 @@ bool _fa_futex_spin_acquire(uint32_t *state)
 {
     for (int delay = 1; delay <= 1024; delay *= 2) {
         for (int i = 0; i < delay; i++)
-            __builtin_ia32_pause();
+            fa_cpu_relax();
         uint32_t expected = 0;
         if (__atomic_load_n(state, __ATOMIC_RELAXED) == 0 &&
             __atomic_compare_exchange_n(state, &expected, 1, false, __ATOMIC_ACQUIRE,

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
+
 #define FA_SEG_SHIFT 22
 #define FA_SEG_SIZE ((size_t)1 << FA_SEG_SHIFT)
 #define FA_SEG_MASK (FA_SEG_SIZE - 1)
@@ -46,8 +48,7 @@
 #define FA_DIRECT_MAX 1024
 #define FA_DIRECT_SLOTS (FA_DIRECT_MAX / FA_ALIGN + 1)
 
-/* Addresses are below 2^47 on x86-64 Linux: one byte per 4 MiB chunk maps the whole space. */
-#define FA_ADDRESS_BITS 47
+/* One byte per 4 MiB chunk maps the whole user address space (arch.h: 47 or 48 bits). */
 #define FA_SEGMAP_SIZE ((size_t)1 << (FA_ADDRESS_BITS - FA_SEG_SHIFT))
 enum fa_map_entry {
     FA_MAP_NONE = 0,     /* not fitalloc's */

@@ -23,7 +23,7 @@ void _fa_lab_init(void)
     if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
-            __builtin_ia32_pause();
+            fa_cpu_relax();
         return;
     }
     struct fa_lab_config cfg = {

@@ -79,7 +79,7 @@ struct fa_lab *_fa_lab_instance_create(const struct fa_lab_config *config)
     size_t smallest = slot_size < ((size_t)64 << 20) ? slot_size : ((size_t)64 << 20);
     void *space = NULL;
     for (;;) {
-        if (slot_size <= ((size_t)1 << 47) / slots)
+        if (slot_size <= ((size_t)1 << FA_ADDRESS_BITS) / slots)
             space = _fa_os_reserve(slot_size * slots, slot_size);
         if (space)
             break;

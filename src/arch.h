@@ -1,0 +1,26 @@
+/* The processor: the little fitalloc asks of it beyond C, per architecture (x86-64, aarch64). */
+#ifndef FA_ARCH_H
+#define FA_ARCH_H
+
+/* User-space addresses are below 2^FA_ADDRESS_BITS. x86-64 Linux: 47 (4-level paging; 5-level
+ * kernels hand out higher addresses only to mmap hints that ask for them). aarch64 Linux: 48
+ * (the usual 48-bit VA; 52-bit kernels keep to 48 bits unless a hint asks for more). */
+#if defined(__x86_64__)
+#define FA_ADDRESS_BITS 47
+#elif defined(__aarch64__)
+#define FA_ADDRESS_BITS 48
+#else
+#error "fitalloc: unknown architecture (x86-64 and aarch64 are supported)"
+#endif
+
+/* Inside a spin loop: let the other hardware thread of the core run, and save power. */
+static inline void fa_cpu_relax(void)
+{
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#else
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+#endif
