@@ -144,7 +144,7 @@ static void *realloc_untraced(void *p, size_t n)
     bool secure = large ? seg->secure : page->secure;
     if (secure && !large && _fa_secure_resize(page, p, n))
         return p;
-    if (secure && large && n > FA_MEDIUM_MAX) {
+    if (secure && large && n > FA_CLASS_MAX) {
         _fa_secure_large_check(seg, "realloc", 0);
         void *q = _fa_secure_large_realloc(seg, n);
         if (q)

@@ -282,7 +282,10 @@ static size_t secure_bin(size_t n, size_t alignment)
     size_t need = n + FA_TRAILER < 2 * FA_TRAILER ? 2 * FA_TRAILER : n + FA_TRAILER;
     if (need < alignment)
         need = alignment;
-    if (n > FA_MEDIUM_MAX || need > FA_MEDIUM_MAX)
+    /* Big blocks are only 16-byte aligned (types.h): aligned requests stop at the medium
+     * classes. */
+    size_t max = alignment > FA_ALIGN ? FA_MEDIUM_MAX : FA_CLASS_MAX;
+    if (n > max || need > max)
         return FA_BINS;
     size_t bin = fa_bin_of(need);
     while (bin < FA_BINS && fa_bin_size(bin) % alignment)
@@ -367,11 +370,12 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
     struct fa_quarantine *q = heap ? quarantine_of(heap) : NULL;
-    size_t limit = (size_t)fa_option(quarantine);
-    if (!q || d > limit) {
+    if (!q) {
         _fa_free_block(page, block);
         return;
     }
+    /* The newest block always stays, however big: it must not be the next one handed out. */
+    size_t limit = (size_t)fa_option(quarantine);
     while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
         release_oldest(q);
     q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] = (struct fa_held){block, page};

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     (void)argc;
     CHECK_EQ(fa_option_get("secure"), 1);
     char expected[160];
-    static const size_t sizes[] = {40, 3000, 300000};
+    static const size_t sizes[] = {40, 3000, 300000, 1000000}; /* small, medium, big, large */
     for (size_t i = 0; i < 3; i++) {
         victim_size = sizes[i];
         char *before = fa_malloc(victim_size);
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
         expect("underflow by 1", underflow_1, "fitalloc: free(): heap underflow");
         expect("underflow by 32", underflow_32, "fitalloc: free(): heap underflow");
         expect("mismatched free_sized", size_mismatch, "fitalloc: free_sized(): size mismatch");
-        if (victim_size < 100000) {
+        if (victim_size < 600000) {
             expect("write after free", write_after_free, "write after free of the");
             expect("write after free, seen at exit", write_after_free_at_exit,
                    "fitalloc: exit(): write after free");
