@@ -5,8 +5,9 @@
 # test   what tools/test.sh needs (compilers, cmake, sanitizer runtimes, clang-format, valgrind,
 #        clang with libFuzzer (libclang-rt-14-dev) for the fuzz tests, Python with matplotlib for
 #        the bench harness test, the peers for the override tests)
-# bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib
-#        and the peer allocators: jemalloc, tcmalloc, mimalloc, scudo; the bench runs without them)
+# bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib,
+#        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, and sqlite3 for the replay
+#        study; the bench runs without them)
 #
 # Without --if-missing: apt-get update and install them all (CI). With --if-missing: install
 # only when some are missing, and only if we are root or have password-less sudo; otherwise
@@ -25,7 +26,7 @@ test)
     ;;
 bench)
     needed=("${build[@]}" python3 time)
-    wanted=(python3-matplotlib "${peers[@]}")
+    wanted=(python3-matplotlib "${peers[@]}" sqlite3)
     ;;
 *)
     echo "usage: bash tools/deps.sh test|bench [--if-missing]" >&2

@@ -13,7 +13,8 @@ import tempfile
 import time
 
 from . import allocators as al
-from . import pathologies, plots, report, results, studies, summary, table
+from . import pathologies, plots, replay_study, report, results, studies, study_programs
+from . import study_report, summary, table
 from .build import BuildError, build
 from .paths import DEFAULT_BUILD_DIR, DEFAULT_FITALLOC
 from .progress import Progress, fmt_duration
@@ -66,6 +67,21 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Arg
     ap.add_argument("--no-plots", action="store_true", help="do not draw plots")
     ap.add_argument("--build-only", action="store_true", help="build the workloads, then exit")
     ap.add_argument("--list", action="store_true", help="list the workloads and allocators")
+    ap.add_argument("--no-study", action="store_true",
+                    help="do not run the replay study (real programs traced and replayed under "
+                         "every policy after the timed runs; default: on with the default suite "
+                         "and --results)")
+    ap.add_argument("--study", action="store_true",
+                    help="run the replay study even with -w (it runs with the default suite)")
+    ap.add_argument("--study-programs", default=None, metavar="LIST",
+                    help="the study's programs: all (default) or a comma list of "
+                         + ", ".join(study_programs.NAMES) + " (implies --study)")
+    ap.add_argument("--study-scale", type=float, default=None, metavar="X",
+                    help="scale of the study's inputs (default: 1 at the smoke size, "
+                         f"{replay_study.SCALES['real']:g} at real and full)")
+    ap.add_argument("--replay", default=None, metavar="PATH",
+                    help="fitalloc-replay for the study (default: beside --fitalloc, built "
+                         "there first when it is a CMake build folder)")
     ap.add_argument("--list-allocs", action="store_true",
                     help="print 'name<TAB>preload' for each peer found ('-' for glibc) and exit")
     return ap.parse_args(argv), ap
@@ -157,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         if not sweep or min(sweep) < 1:
             ap.error("--threads needs positive integers")
     peer_names, lab_names, own_labs = parse_allocs(args.alloc, ap)
+    try:
+        study_list = study_programs.select(args.study_programs)
+    except ValueError as e:
+        ap.error(str(e))
+    if args.study_scale is not None and not args.study_scale > 0:
+        ap.error("--study-scale needs a positive number")
     build_dir = os.path.abspath(args.build_dir)
     timeout = args.timeout or TIMEOUTS[args.size]
     notes: list[str] = []
@@ -241,6 +263,15 @@ def main(argv: list[str] | None = None) -> int:
         ref = fallback
     for a in all_allocs:
         log(f"{a.name:<18} {a.preload or '(no preload)'} {a.env_text}")
+    study_tools, study_skipped = None, study_off_reason(args)
+    study_wanted = study_skipped is None
+    study_failed: list[str] = []
+    if study_wanted:  # the tools found (and fitalloc-replay built) before the timed runs
+        study_tools, study_skipped = replay_study.locate(
+            args.fitalloc, fitalloc_path or os.path.abspath(args.fitalloc), args.replay, log)
+    if study_skipped:
+        log(study_skipped)
+        notes.append(study_skipped)
 
     slots = plan(case_list, allocs_of, args.reps)
     log(f"{len(slots)} runs: {len(case_list)} cases, size {args.size}, {args.reps} reps")
@@ -308,12 +339,38 @@ def main(argv: list[str] | None = None) -> int:
                 "lab_available": bool(labs), "notes": notes}
         results.write_all(out_dir, runs, args.size, meta, cells, case_ids, names_of, ref, overall,
                           overall_without, found, short)
+        study_doc = None
+        if study_tools is not None:  # after the timed runs: it must not disturb them
+            scale = args.study_scale or replay_study.SCALES[args.size]
+            study_doc = replay_study.run(out_dir, study_tools, study_list, scale,
+                                         not args.no_plots, log)
+            for e in study_doc["programs"]:
+                if e["status"] == "missing":
+                    notes.append(f"replay study: {e['name']} not studied: {e['note']}")
+            study_failed = replay_study.failures(study_doc)
+            print("\n".join(study_report.terminal_lines(study_doc)))
         study_tables = studies.tables(cells, names_of)
         made, plot_notes = ([], ["--no-plots"]) if args.no_plots else plots.make_all(
             os.path.join(out_dir, "plots"), cells, case_ids, [a.name for a in usable], names_of,
             ref, studies.load(), mean_ids)
         report.write(os.path.join(out_dir, "report.md"), meta, overall_lines, table_lines, made,
-                     plot_notes, study_tables, runs)
+                     plot_notes, study_tables, runs,
+                     study_report.section(study_doc, study_skipped) if study_wanted else None,
+                     study_failed)
         print(f"\nresults: {out_dir}/ (report.md, runs.csv, figures.csv, runs.json, "
               f"summary.json, plots/: {len(made)} PNG)")
-    return 1 if failed else 0
+    for f in study_failed:
+        print(f"replay study FAILED: {f}")
+    return 1 if failed or study_failed else 0
+
+
+def study_off_reason(args: argparse.Namespace) -> str | None:
+    """Why the replay study does not run, or None when it does: it belongs to the default
+    suite's report; -w picks workloads only, unless --study or --study-programs asks for it."""
+    if args.no_study:
+        return "replay study: not run (--no-study)"
+    if not args.results:
+        return "replay study: not run (it needs --results: its files go there)"
+    if args.workload is not None and not (args.study or args.study_programs):
+        return "replay study: not run (-w given; --study runs it too)"
+    return None

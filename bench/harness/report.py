@@ -10,7 +10,10 @@ from .table import SHORT_MARK
 
 def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str],
           plots: list[tuple[str, str]], plot_notes: list[str],
-          studies: list[tuple[str, str, list[str]]], runs: list[Run]) -> None:
+          studies: list[tuple[str, str, list[str]]], runs: list[Run],
+          study: list[str] | None = None, study_failed: list[str] | None = None) -> None:
+    """study: the replay study's section (study_report.py), None when it was not wanted;
+    study_failed: its failures, listed with the FAILED runs."""
     out = [f"# fitalloc bench report — {meta['started']}", ""]
     out += [f"- command: `{meta['command']}`",
             f"- machine: {meta['machine']}",
@@ -53,16 +56,24 @@ def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str
                 "(reported and reference-model numbers: bench/studies.json).", ""]
         for _, title, lines in studies:
             out += [f"### {title}", "", *lines, ""]
+    if study:
+        out += study
     failed = [r for r in runs if not r.ok]
-    if failed:
+    if failed or study_failed:
         out += ["## FAILED runs", ""]
         out += [f"- rep {r.rep + 1} {r.case} / {r.allocator}: {r.note}" for r in failed]
+        out += [f"- replay study, {f}" for f in study_failed or []]
         out.append("")
     out += ["## Files", "",
             "- `runs.csv`: one row per run in run order (seq, rep, case, allocator, position in "
             "the rotation, wall/user/sys seconds, peak RSS KiB, exit code, status, checksum, note)",
             "- `figures.csv`: every `key value` figure a run printed (workload figures, lab.*)",
             "- `runs.json`, `summary.json`: the same, and the medians and ratios, as JSON",
-            "- `plots/`: the PNG plots above", ""]
+            "- `plots/`: the PNG plots above"]
+    if study:
+        out += ["- `replay/`: the replay study: `study.json` (what ran, how long, every row), "
+                "per program `replay.json` (fitalloc-replay's rows), `maps/` (fitalloc "
+                "compare's images and table), `input/` (the generated input), `program.out`"]
+    out.append("")
     with open(path, "w") as f:
         f.write("\n".join(out))
