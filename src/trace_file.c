@@ -1,8 +1,8 @@
 /* FITALLOC_TRACE's file: which path, its header, the writes, a fork child's own file.
  *
  * The file is created (or truncated) once at start and opened O_APPEND, and every write is of
- * whole records: a write to a regular file is not interleaved with another one on Linux, so
- * the records of several threads never mix inside a record. Nothing here allocates: the path
+ * whole blocks: a write to a regular file is not interleaved with another one on Linux, so
+ * the blocks of several threads never mix. Nothing here allocates: the path
  * is copied into a static buffer (environ may change later), numbers are printed by hand.
  */
 #include <errno.h>
@@ -42,7 +42,8 @@ static int write_header(int to, uint32_t parent_pid)
     memcpy(h.magic, FA_TRACE_MAGIC, sizeof h.magic);
     h.version = FA_TRACE_VERSION;
     h.header_size = sizeof h;
-    h.record_size = sizeof(struct fa_trace_record);
+    h.block_header_size = sizeof(struct fa_trace_block);
+    h.clock_period = FA_TRACE_CLOCK_PERIOD;
     h.pid = writer_pid;
     h.parent_pid = parent_pid;
     h.mode = mode;
@@ -105,15 +106,15 @@ bool _fa_trace_file_open(const char *option, uint64_t start, uint32_t trace_mode
     return fd >= 0;
 }
 
-void _fa_trace_file_write(const void *records, size_t bytes)
+void _fa_trace_file_write(const void *blocks, size_t bytes)
 {
     int to = __atomic_load_n(&fd, __ATOMIC_RELAXED);
     if (to < 0)
         return;
-    int error = _fa_os_write(to, records, bytes);
+    int error = _fa_os_write(to, blocks, bytes);
     if (!error)
         return;
-    /* A short write may have cut a record: anything appended after it would be read askew. */
+    /* A short write may have cut a block: anything appended after it would be read askew. */
     __atomic_store_n(&fd, -1, __ATOMIC_RELAXED);
     if (!__atomic_exchange_n(&write_failed, true, __ATOMIC_RELAXED))
         _fa_message(2,

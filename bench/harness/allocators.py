@@ -33,7 +33,7 @@ PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc",
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
                      "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"}}
 # Valid with -a but not in the default run: what tracing costs (docs/trace.md) is a question of
-# its own, and a traced run writes 48 bytes per call.
+# its own, and a traced run writes its trace file.
 OPTIONAL_NAMES = ["fitalloc-trace"]
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")

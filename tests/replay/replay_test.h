@@ -1,6 +1,6 @@
-/* Helpers of the fitalloc-replay tests: build a trace record by record (include/fitalloc-trace.h,
- * check bytes computed here, so the tests do not depend on the recorder), write it in any
- * record order or damaged on purpose, run the fitalloc-replay of this build on it and read
+/* Helpers of the fitalloc-replay tests: build a trace record by record, write it in the format
+ * of include/fitalloc-trace.h (encoded here, so the tests do not depend on the recorder) in any
+ * record order, or damaged on purpose, run the fitalloc-replay of this build on it and read
  * what it printed. Header-only: every test is its own program.
  */
 #ifndef FA_TESTS_REPLAY_TEST_H
@@ -47,7 +47,7 @@ static inline struct fa_trace_record *tb_add(struct trace_builder *tb, unsigned 
     }
     struct fa_trace_record *r = &tb->records[tb->count];
     memset(r, 0, sizeof *r);
-    r->seq = tb->count;
+    r->seq = tb->count; /* in the order built; the reader numbers records by time and thread */
     r->time_ns = tb->count * 100;
     r->op = (uint8_t)op;
     r->size = size;
@@ -82,34 +82,163 @@ static inline struct fa_trace_header trace_header(void)
     memcpy(h.magic, FA_TRACE_MAGIC, sizeof h.magic);
     h.version = FA_TRACE_VERSION;
     h.header_size = sizeof h;
-    h.record_size = sizeof(struct fa_trace_record);
+    h.block_header_size = sizeof(struct fa_trace_block);
     h.pid = 4242;
+    h.clock_period = 1;
     return h;
 }
 
-/* Write the header and the records in the order of `order` (NULL: as they are), each with its
- * check byte, then `tail` extra bytes of garbage (a partial record). */
+/* Where write_trace_as put things: the offset of each record (in the order written) and of
+ * each block, and the file's size. */
+#define LAYOUT_MAX 64
+struct trace_layout {
+    size_t record_at[LAYOUT_MAX], records;
+    size_t block_at[LAYOUT_MAX], blocks;
+    size_t size;
+};
+
+static inline uint8_t *tb_varint(uint8_t *p, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        *p++ = (uint8_t)(0x80 | (v & 0x7f));
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* One record at p, as deltas from *s (the format's rules, written out plainly); its end. */
+static inline uint8_t *tb_encode(uint8_t *p, struct fa_trace_state *s,
+                                 const struct fa_trace_record *r)
+{
+    bool has_in = fa_trace_op_has_in(r->op), has_out = fa_trace_op_has_out(r->op);
+    CHECK_MSG((has_in || !r->in) && (has_out || !r->out), "op %u cannot carry its pointers", r->op);
+    uint64_t base = s->pointer;
+    uint64_t in_delta = r->in - base;
+    if (has_in && r->in)
+        base = r->in;
+    uint64_t out_delta = r->out - base;
+    if (has_out && r->out)
+        base = r->out;
+    bool bytes = ((has_in ? in_delta : 0) | (has_out ? out_delta : 0)) % 16 != 0;
+    uint8_t kind = r->op;
+    uint8_t *k = p++;
+    if (r->time_ns != s->time_ns + 1) {
+        kind |= FA_TRACE_F_TIME;
+        p = tb_varint(p, r->time_ns - s->time_ns - 1);
+    }
+    if (r->align_log2) {
+        kind |= FA_TRACE_F_ALIGN;
+        *p++ = r->align_log2;
+    }
+    if (r->size) {
+        kind |= FA_TRACE_F_SIZE;
+        p = tb_varint(p, r->size);
+    }
+    if (bytes)
+        kind |= FA_TRACE_F_BYTES;
+    uint64_t deltas[2] = {in_delta, out_delta};
+    bool present[2] = {has_in, has_out};
+    for (int i = 0; i < 2; i++) {
+        if (!present[i])
+            continue;
+        int64_t units = bytes ? (int64_t)deltas[i] : (int64_t)deltas[i] / 16;
+        p = tb_varint(p, ((uint64_t)units << 1) ^ (uint64_t)(units >> 63));
+    }
+    *k = kind;
+    *s = (struct fa_trace_state){r->time_ns, base};
+    return p;
+}
+
+/* Records per block at most, as a small buffer of the recorder would hold. */
+#define TB_BLOCK_RECORDS 64
+
+/* Write the header and the records in the order of `order` (NULL: as they are), a block for
+ * each run of up to TB_BLOCK_RECORDS records of one thread, numbered per thread in the order
+ * written (a record's seq is not in the file: the reader numbers the records by time and
+ * thread); where things went into *layout (NULL: nowhere). */
 static inline void write_trace_as(const char *path, const struct fa_trace_header *h,
                                   const struct fa_trace_record *records, size_t n,
-                                  const size_t *order, size_t tail)
+                                  const size_t *order, struct trace_layout *layout)
 {
     FILE *f = fopen(path, "wb");
     CHECK_MSG(f != NULL, "cannot write %s", path);
     CHECK(fwrite(h, sizeof *h, 1, f) == 1);
-    for (size_t i = 0; i < n; i++) {
-        struct fa_trace_record r = records[order ? order[i] : i];
-        r.check = fa_trace_check(&r);
-        CHECK(fwrite(&r, sizeof r, 1, f) == 1);
+    size_t at = sizeof *h;
+    if (layout)
+        memset(layout, 0, sizeof *layout);
+    static uint8_t bytes[TB_BLOCK_RECORDS * FA_TRACE_RECORD_MAX];
+    struct fa_trace_state last[64] = {{0, 0}};
+    uint64_t written[64] = {0};
+    for (size_t i = 0; i < n;) {
+        uint32_t thread = records[order ? order[i] : i].thread;
+        CHECK(thread < 64);
+        struct fa_trace_state before = last[thread];
+        uint8_t *p = bytes;
+        uint32_t count = 0;
+        for (; i < n && count < TB_BLOCK_RECORDS; i++, count++) {
+            const struct fa_trace_record *r = &records[order ? order[i] : i];
+            if (r->thread != thread)
+                break;
+            if (layout && layout->records < LAYOUT_MAX)
+                layout->record_at[layout->records++] =
+                    at + sizeof(struct fa_trace_block) + (size_t)(p - bytes);
+            p = tb_encode(p, &last[thread], r);
+        }
+        struct fa_trace_block b = {
+            FA_TRACE_BLOCK_TAG, thread,         count,          (uint32_t)(p - bytes),
+            written[thread],    before.time_ns, before.pointer, 0};
+        b.checksum = fa_trace_block_checksum(&b, bytes);
+        written[thread] += count;
+        if (layout && layout->blocks < LAYOUT_MAX)
+            layout->block_at[layout->blocks++] = at;
+        CHECK(fwrite(&b, sizeof b, 1, f) == 1);
+        CHECK(fwrite(bytes, 1, b.bytes, f) == b.bytes);
+        at += sizeof b + b.bytes;
     }
-    for (size_t i = 0; i < tail; i++)
-        fputc(0x5a, f);
     CHECK(fclose(f) == 0);
+    if (layout)
+        layout->size = at;
 }
 
 static inline void write_trace(const char *path, const struct trace_builder *tb)
 {
     struct fa_trace_header h = trace_header();
-    write_trace_as(path, &h, tb->records, tb->count, NULL, 0);
+    write_trace_as(path, &h, tb->records, tb->count, NULL, NULL);
+}
+
+/* ---- damaging it ---- */
+
+/* The file cut to its first `size` bytes. */
+static inline void cut_file(const char *path, size_t size)
+{
+    CHECK_MSG(truncate(path, (off_t)size) == 0, "cannot cut %s", path);
+}
+
+/* Byte `at` of the file set to `value`; with fix_block, the checksum of the block at that
+ * offset is then made right again (damage only the reader's other checks can see). */
+static inline void patch_file(const char *path, size_t at, uint8_t value, bool fix_block,
+                              size_t block_at)
+{
+    FILE *f = fopen(path, "r+b");
+    CHECK_MSG(f != NULL, "cannot open %s", path);
+    CHECK(fseek(f, (long)at, SEEK_SET) == 0 && fputc(value, f) == value);
+    if (fix_block) {
+        struct fa_trace_block b;
+        CHECK(fseek(f, (long)block_at, SEEK_SET) == 0 && fread(&b, sizeof b, 1, f) == 1);
+        uint8_t *data = malloc(b.bytes ? b.bytes : 1);
+        CHECK(data != NULL && fread(data, 1, b.bytes, f) == b.bytes);
+        b.checksum = fa_trace_block_checksum(&b, data);
+        free(data);
+        CHECK(fseek(f, (long)block_at, SEEK_SET) == 0 && fwrite(&b, sizeof b, 1, f) == 1);
+    }
+    CHECK(fclose(f) == 0);
+}
+
+/* The 32-bit field at `field` of the block header at block_at set to value (the low half of a
+ * 64-bit one), its checksum made right. */
+static inline void patch_block_u32(const char *path, size_t block_at, size_t field, uint32_t value)
+{
+    for (size_t i = 0; i < 4; i++)
+        patch_file(path, block_at + field + i, (uint8_t)(value >> (8 * i)), i == 3, block_at);
 }
 
 /* ---- running fitalloc-replay ---- */

@@ -1,11 +1,11 @@
 /* fitalloc-replay is deterministic: two runs on the same trace, a run on the same records
  * written in another file order (the recorder writes per-thread buffers; program order comes
- * from seq) and a run with FITALLOC_* options in the environment print the same rows — every
- * field but the timings (mean_ns, p99_ns) — under every policy, and for the engine all but its
- * memory figures (heap and free bytes are the engine's committed memory, which may differ by an
- * OS page from run to run: it depends on where the OS places mappings; with address-space
- * randomisation off it repeats exactly). The samples change the means, never the end of the
- * replay. */
+ * from the times) and a run with FITALLOC_* options in the environment print the same rows —
+ * every field but the timings (mean_ns, p99_ns) — under every policy, and for the engine all
+ * but its memory figures (heap and free bytes are the engine's committed memory, which may
+ * differ by an OS page from run to run: it depends on where the OS places mappings; with
+ * address-space randomisation off it repeats exactly). The samples change the means, never the
+ * end of the replay. */
 #include "random_trace.h"
 
 #define OPS (FA_TEST_SANITIZED ? 8000 : 20000)
@@ -67,7 +67,7 @@ int main(void)
     write_trace("determinism-seq.fat", &tb);
     size_t *order = buffer_order(&tb);
     struct fa_trace_header h = trace_header();
-    write_trace_as("determinism-buffers.fat", &h, tb.records, tb.count, order, 0);
+    write_trace_as("determinism-buffers.fat", &h, tb.records, tb.count, order, NULL);
 
     char *first = replay_rows("determinism-1", "determinism-buffers.fat");
     char *second = replay_rows("determinism-2", "determinism-buffers.fat");

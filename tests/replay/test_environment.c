@@ -22,9 +22,11 @@ int main(void)
         tb_malloc(&tb, 100, 0x1000 * (i + 1));
     for (uint64_t i = 0; i < OPS / 2; i++)
         tb_free(&tb, 0x1000 * (i + 1));
-    write_trace("environment.fat", &tb);
+    struct fa_trace_header h = trace_header();
+    struct trace_layout layout;
+    write_trace_as("environment.fat", &h, tb.records, tb.count, NULL, &layout);
     long long size = file_size("environment.fat");
-    CHECK_EQ(size, sizeof(struct fa_trace_header) + OPS * sizeof(struct fa_trace_record));
+    CHECK_EQ(size, layout.size);
 
     setenv("FITALLOC_TRACE", "environment.fat", 1);
     setenv("FITALLOC_STATS", "1", 1);

@@ -1,5 +1,5 @@
 /* The program of test_abnormal.sh: usage abnormal abort|double-free|forever.
- *   abort        10,000 malloc + free pairs, then abort(): no exit handler runs;
+ *   abort        50,000 malloc + free pairs, then abort(): no exit handler runs;
  *   double-free  a few calls, then frees a block twice (fitalloc reports it and aborts); the
  *                block's address is printed first on stderr as "block 0x...";
  *   forever      malloc + free pairs until killed. */
@@ -16,7 +16,7 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     if (!strcmp(argv[1], "abort")) {
-        for (int i = 0; i < 10000; i++) {
+        for (int i = 0; i < 50000; i++) {
             sink = malloc(16 + (size_t)(i % 100));
             free(sink);
         }

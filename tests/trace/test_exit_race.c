@@ -3,14 +3,17 @@
  * runs itself again with FITALLOC_TRACE set; there 3 threads loop on fa_malloc / fa_free of
  * random sizes and hand blocks to each other, and once each has made 20,000 calls (several
  * buffers each) main calls exit() with the threads still running. Back in the first process,
- * the trace must be whole: a valid header, every complete record's check byte right and its
- * op known, no seq twice, each thread's records in the file in increasing seq, records of all
- * three threads, and at least the 60,000 calls made before exit(). At most the last record may be cut short (a thread killed in the
- * middle of a write as the process ended). Also run in the ASan and TSan builds: TSan sees
- * the flush of a buffer its owner is still filling. */
+ * the trace must be whole: a valid header, every block's tag and checksum right and its
+ * records decoded exactly up to its end, each thread's blocks numbered one after the other
+ * from 0 (nothing lost, nothing twice) and its records' times growing, records of all three
+ * threads, and at least the 60,000 calls made before exit(). Only the last block may be cut
+ * short (a thread killed in the middle of a write as the process ended). Also run in the ASan
+ * and TSan builds: TSan sees the flush of a buffer its owner is still filling, and the
+ * decoding of its records that gives the next block's start. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,17 +79,6 @@ static int traced_child(void)
     exit(0); /* with the threads still running */
 }
 
-struct rec {
-    uint64_t seq;
-    uint32_t thread;
-};
-
-static int by_seq(const void *a, const void *b)
-{
-    uint64_t x = ((const struct rec *)a)->seq, y = ((const struct rec *)b)->seq;
-    return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--child"))
@@ -128,37 +120,67 @@ int main(int argc, char **argv)
     CHECK(!memcmp(h.magic, FA_TRACE_MAGIC, sizeof h.magic));
     CHECK_EQ(h.version, FA_TRACE_VERSION);
     CHECK_EQ(h.header_size, sizeof(struct fa_trace_header));
-    CHECK_EQ(h.record_size, sizeof(struct fa_trace_record));
+    CHECK_EQ(h.block_header_size, sizeof(struct fa_trace_block));
     CHECK_EQ(h.pid, (uint32_t)pid);
-    size_t count = ((size_t)size - sizeof h) / sizeof(struct fa_trace_record);
-    CHECK_MSG(count >= 60000, "only %zu records", count);
 
-    struct rec *recs = malloc(count * sizeof *recs);
-    uint64_t *last_seq = calloc(4096, sizeof *last_seq); /* per thread: its last seq + 1 */
-    CHECK(recs != NULL && last_seq != NULL);
+    /* Every block: its tag, its checksum (all but a last one cut short), its records decoded
+     * exactly up to its end. */
+    size_t count = 0, blocks = 0, cut = 0;
+    uint64_t *next = calloc(4096, sizeof *next); /* per thread: its next record's number */
+    uint64_t *last_time = calloc(4096, sizeof *last_time); /* and its last record's time */
+    CHECK(next != NULL && last_time != NULL);
     uint32_t threads = 0;
-    for (size_t i = 0; i < count; i++) {
-        struct fa_trace_record r;
-        memcpy(&r, data + sizeof h + i * sizeof r, sizeof r);
-        CHECK_MSG(r.check == fa_trace_check(&r), "record %zu: bad check byte", i);
-        CHECK_MSG(r.op >= 1 && r.op <= FA_TRACE_OP_MAX, "record %zu: op %u", i, r.op);
-        CHECK_MSG(r.thread < 4096, "record %zu: thread %u", i, r.thread);
-        CHECK_MSG(last_seq[r.thread] <= r.seq, "thread %u: seq %llu after %llu in the file",
-                  r.thread, (unsigned long long)r.seq, (unsigned long long)last_seq[r.thread] - 1);
-        last_seq[r.thread] = r.seq + 1;
-        if (r.thread >= threads)
-            threads = r.thread + 1;
-        recs[i] = (struct rec){r.seq, r.thread};
+    size_t at = sizeof h;
+    while (at < (size_t)size) {
+        struct fa_trace_block b;
+        if ((size_t)size - at < sizeof b) {
+            cut = (size_t)size - at;
+            break;
+        }
+        memcpy(&b, data + at, sizeof b);
+        CHECK_MSG(b.tag == FA_TRACE_BLOCK_TAG, "byte %zu: block %zu: tag %#x", at, blocks, b.tag);
+        const uint8_t *p = data + at + sizeof b, *end = p + b.bytes;
+        bool whole = b.bytes <= (size_t)size - at - sizeof b;
+        if (whole)
+            CHECK_MSG(fa_trace_block_checksum(&b, p) == b.checksum,
+                      "byte %zu: block %zu: bad checksum", at, blocks);
+        else
+            end = data + size;
+        CHECK_MSG(b.thread < 4096, "block %zu: thread %u", blocks, b.thread);
+        CHECK_MSG(b.index == next[b.thread], "block %zu: thread %u from record %llu, not %llu",
+                  blocks, b.thread, (unsigned long long)b.index,
+                  (unsigned long long)next[b.thread]);
+        struct fa_trace_state state = fa_trace_block_state(&b);
+        for (uint32_t i = 0; i < b.records; i++) {
+            struct fa_trace_record r;
+            int rc = fa_trace_decode(&state, &p, end, &r);
+            if (rc == FA_TRACE_CUT && !whole)
+                break;
+            CHECK_MSG(rc == FA_TRACE_DECODED, "block %zu, record %u: %d", blocks, i, rc);
+            CHECK_MSG(next[b.thread] == 0 || last_time[b.thread] < r.time_ns,
+                      "thread %u: time %llu after %llu in the file", b.thread,
+                      (unsigned long long)r.time_ns, (unsigned long long)last_time[b.thread]);
+            last_time[b.thread] = r.time_ns;
+            next[b.thread]++;
+            count++;
+        }
+        if (b.thread >= threads)
+            threads = b.thread + 1;
+        blocks++;
+        if (!whole) {
+            cut = (size_t)(end - p);
+            break;
+        }
+        CHECK_MSG(p == end, "block %zu: %zu bytes after its records", blocks - 1,
+                  (size_t)(end - p));
+        at += sizeof b + b.bytes;
     }
+    CHECK_MSG(count >= 60000, "only %zu records", count);
     CHECK_MSG(threads >= THREADS + 1, "records of %u threads", threads);
-    qsort(recs, count, sizeof *recs, by_seq);
-    for (size_t i = 1; i < count; i++)
-        CHECK_MSG(recs[i].seq != recs[i - 1].seq, "seq %llu twice",
-                  (unsigned long long)recs[i].seq);
-    printf("trace/exit_race: ok (%zu records of %u threads, %zu bytes of a partial record)\n",
-           count, threads, ((size_t)size - sizeof h) % sizeof(struct fa_trace_record));
-    free(recs);
-    free(last_seq);
+    printf("trace/exit_race: ok (%zu records in %zu blocks of %u threads, %zu bytes cut short)\n",
+           count, blocks, threads, cut);
+    free(next);
+    free(last_time);
     free(data);
     return 0;
 }

@@ -2,7 +2,8 @@
 # (roundtrip.cpp: every kind of call, logged by the program) under first fit with one lock and
 # best fit with a heap per thread. The trace's header says mode 1; between the markers the
 # trace holds exactly the program's log (op, size, alignment, in and out pointers) on thread 0;
-# seq is unique and in program order; every free, delete and realloc gets a live block.
+# each thread's records are numbered from 0 with growing times; every free, delete and realloc
+# gets a live block in program order.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_env CXX
 

@@ -5,13 +5,13 @@
 # plain, nothrow and aligned forms, operator delete/delete[] plain, sized and aligned) and logs
 # each call as it saw it. The trace, read back by the test's own reader (trace_reader.py):
 #   - a valid header (magic, version, sizes, the program's pid, parent_pid 0, mode 0), no
-#     partial record, every check byte right;
+#     partial block, every block's checksum right, every record decoded;
 #   - between the markers, exactly the program's log: op, size, alignment, in and out pointers
 #     equal to what the program saw, nothing else, on one thread;
-#   - seq strictly increasing in program order (each thread's records in the file in seq order,
-#     no seq twice), threads numbered from 0 with the main thread 0, time_ns not decreasing on
-#     the main thread;
-#   - replayed in seq order, every free/delete/realloc gets a live block;
+#   - each thread's records in the file numbered from 0 with growing times (so program order,
+#     by time and thread, is one), threads numbered from 0 with the main thread 0, the log's
+#     calls in program order one after the other;
+#   - replayed in program order, every free/delete/realloc gets a live block;
 #   - a run without FITALLOC_TRACE writes nothing; FITALLOC_TRACE= (empty) is off, silently; a
 #     file that cannot be created gives one warning and the program runs untraced.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -27,7 +27,7 @@ check_trace '
 t = tr.read(sys.argv[1])
 h = t.header
 assert h["parent_pid"] == 0 and h["mode"] == 0, h
-assert t.partial == 0, f"{t.partial} bytes of a partial record"
+assert t.partial == 0, f"{t.partial} bytes of a partial block"
 tr.check_order(t.records)
 tr.check_threads(t.records)
 log = tr.read_log(sys.argv[2])
@@ -35,7 +35,7 @@ assert len(log) > 30, f"the log has {len(log)} calls"
 run = tr.find_run(t.records, log)
 assert {r.thread for r in run} == {0}, "the main thread is thread 0"
 for a, b in zip(run, run[1:]):
-    assert a.seq < b.seq and a.time_ns <= b.time_ns, (a, b)
+    assert a.seq < b.seq and a.time_ns < b.time_ns, (a, b)
 tr.check_live(t.records)
 print(f"round trip: {len(log)} calls exact among {len(t.records)} records")
 ' "$WORK/t.fat" "$WORK/log"

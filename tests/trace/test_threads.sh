@@ -3,12 +3,13 @@
 # blocks to each other to be freed there, and exit; main joins them and leaves with _exit(0),
 # so no exit handler writes anything: the threads' records must have been written at their
 # exit. The trace, read back by the test's own reader:
-#   - every record's check byte right, no partial record, no seq twice;
-#   - each thread's records in the file in increasing seq (its buffers in order);
+#   - every block's checksum right, no partial block;
+#   - each thread's records in the file numbered from 0 with growing times (its buffers in
+#     order, none lost);
 #   - the 4 threads have the numbers 1..4 (main, whose unwritten buffer died with _exit, is
 #     0), and each thread's log is, exactly and in order, a run of the records of one of them
 #     (the C library's own frees at thread exit follow it);
-#   - replayed in seq order, every free and realloc gets a block that is live (allocated
+#   - replayed in program order, every free and realloc gets a block that is live (allocated
 #     earlier, possibly by another thread), no allocation returns a live block.
 # Run in the fast engine and in the lab with a heap per thread.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -23,7 +24,7 @@ for mode in fast lab; do
         { cat "$WORK/err" >&2; fail "$mode: the program failed"; }
     check_trace '
 t = tr.read(sys.argv[1])
-assert t.partial == 0, f"{t.partial} bytes of a partial record"
+assert t.partial == 0, f"{t.partial} bytes of a partial block"
 tr.check_order(t.records)
 logs, current = {}, None
 for line in open(sys.argv[2]):

@@ -92,8 +92,8 @@ int main(int argc, char **argv)
     }
     if (t.lost)
         fprintf(stderr,
-                "fitalloc-replay: %s: note: %llu operations missing from the trace (seq has "
-                "gaps: buffers that were never written)\n",
+                "fitalloc-replay: %s: note: %llu operations missing from the trace (gaps in "
+                "the threads' record numbers: buffers that were never written)\n",
                 cli.trace, (unsigned long long)t.lost);
     if (cli.map_out && !map_out_prepare(cli.map_out)) {
         trace_release(&t);

@@ -1,10 +1,13 @@
-/* The validating reader of a trace file (include/fitalloc-trace.h): checks the header and
- * every record, and hands the records back in program order (sorted by seq).
+/* The validating reader of a trace file (include/fitalloc-trace.h): checks the header, every
+ * block and every record, and hands the records back decoded, in program order (by time, then
+ * thread: program_order.h), numbered in that order (seq).
  *
- * A file cut short is read up to its last complete record (a warning names the partial one);
- * anything else that is wrong — a bad magic, version or size field, a record whose check byte,
- * op or alignment is wrong, two records with the same seq — makes the whole file unreadable,
- * with a message naming the byte offset of the first bad field.
+ * A file cut short is read up to its last complete record (a warning names the block cut
+ * short, whose records cannot be checked against its checksum); anything else that is wrong —
+ * a bad magic, version or size field, a block whose tag, checksum, record count or numbering
+ * is wrong, a record whose op or alignment is wrong or that goes past its block, two records
+ * of a thread with the same time — makes the whole file unreadable, with a message naming the
+ * byte offset of the first bad field, block or record.
  */
 #ifndef FA_REPLAY_TRACE_READER_H
 #define FA_REPLAY_TRACE_READER_H
@@ -20,8 +23,8 @@ struct trace {
     struct fa_trace_record *records; /* program order: records[i] is operation i */
     size_t count;
     uint32_t threads; /* highest thread number + 1 (0 for an empty trace) */
-    uint64_t lost;    /* numbers missing from seq between the first and the last record */
-    /* The mapping that holds the records (replay_mem.h). */
+    uint64_t lost;    /* records missing from the threads' numbering (lost buffers) */
+    /* The mapping that holds the decoded records (replay_mem.h). */
     void *mapping;
     size_t mapping_bytes;
 };
