@@ -81,7 +81,9 @@ static void segment_make_cold_locked(fa_segment_t *seg)
         if (__atomic_load_n(&seg->pages[i].state, __ATOMIC_RELAXED) != FA_PAGE_CLEAN)
             committed += (int64_t)page_bytes(seg, &seg->pages[i]);
     char *first_page_end = (char *)seg + FA_OS_PAGE;
-    memset(seg->pages, 0, (size_t)(first_page_end - (char *)seg->pages));
+    /* Word by word and atomically: a remote freer may still read these descriptors (above). */
+    for (uint64_t *w = (uint64_t *)seg->pages; w < (uint64_t *)first_page_end; w++)
+        __atomic_store_n(w, 0, __ATOMIC_RELAXED);
     _fa_os_purge(first_page_end, FA_SEG_SIZE - FA_OS_PAGE);
     _fa_stats_commit(-(committed - FA_OS_PAGE));
     fa_count(purged, (uint64_t)(committed - FA_OS_PAGE));
