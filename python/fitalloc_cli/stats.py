@@ -2,7 +2,7 @@
 
 The JSON is one line on the program's stderr, often among other lines (the program's own,
 other processes'), so every {"fitalloc": ...} and {"fitalloc_lab": ...} object in the text is
-found and printed, in order: the fast engine's (src/stats.c) and the lab's (src/lab/lab_stats.c)."""
+found and printed, in order: the fast engine's (src/engine/stats.c) and the lab's (src/lab/lab_stats.c)."""
 
 from __future__ import annotations
 

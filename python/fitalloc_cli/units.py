@@ -26,7 +26,7 @@ def count(n: int | None) -> str:
 
 def parse_size(text: str) -> int:
     """Bytes with an optional K, M or G suffix (powers of 1024; KB, Ki and KiB also read), as the
-    library reads its size options (src/options.c). ValueError when it does not parse."""
+    library reads its size options (src/common/options.c). ValueError when it does not parse."""
     s = text
     digits = len(s) - len(s.lstrip("0123456789"))
     if digits == 0:

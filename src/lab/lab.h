@@ -1,11 +1,17 @@
-/* The policy lab (FITALLOC_MODE=lab) as the core sees it: malloc, free and friends of the
- * process-wide lab, configured from the options. In lab mode every allocation of the program
- * reaches these functions. docs/lab.md describes the lab; lab_instance.h its insides. */
+/* The policy lab (FITALLOC_MODE=lab) as the process sees it: malloc, free and friends of the
+ * process-wide lab, configured from the options, and the same as the mode the engine's slow
+ * paths hand every call to (common/mode.h). docs/lab.md describes the lab;
+ * threads/lab_instance.h its insides. */
 #ifndef FA_LAB_H
 #define FA_LAB_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "common/mode.h"
+
+/* The functions below as a mode. */
+extern const struct fa_mode_ops _fa_lab_mode;
 
 /* Once, at process init when fa_option(mode) == FA_MODE_LAB, after the options are read. Safe
  * before main (no malloc, no stdio); the other entry points also call it if nobody did. */
@@ -23,7 +29,7 @@ void _fa_lab_free(void *p, const char *caller);
  * requests go to the OS). */
 bool _fa_lab_owns(const void *p);
 size_t _fa_lab_usable_size(const void *p);
-/* From the core's thread-exit hook, for threads that used the lab. */
+/* From the thread-exit hook, for threads that used the lab. */
 void _fa_lab_thread_exit(void);
 /* pthread_atfork handlers. */
 void _fa_lab_fork_prepare(void);

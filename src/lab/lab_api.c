@@ -1,15 +1,15 @@
-/* The process-wide lab of FITALLOC_MODE=lab: the core's entry points (lab.h) and the public
+/* The process-wide lab of FITALLOC_MODE=lab: its entry points as a mode (lab.h) and the public
  * fa_lab_* functions (fitalloc-lab.h). It is a lab instance (lab_instance.h) configured from
  * the FITALLOC_* options. */
-#include <fcntl.h>
-#include <unistd.h>
-
-#include "../internal.h"
-#include "../options.h"
+#include "common/message.h"
+#include "platform/arch.h"
+#include "platform/compiler.h"
+#include "platform/os.h"
+#include "common/options.h"
 #include "fitalloc-lab.h"
-#include "heap_walk.h"
-#include "lab.h"
-#include "lab_instance.h"
+#include "lab/heap/heap_walk.h"
+#include "lab/lab.h"
+#include "lab/threads/lab_instance.h"
 
 static struct fa_lab *lab_global;
 static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
@@ -141,6 +141,20 @@ void _fa_lab_stats_print(int fd, bool json)
     write_hist_option();
 }
 
+const struct fa_mode_ops _fa_lab_mode = {
+    .malloc = _fa_lab_malloc,
+    .aligned = _fa_lab_aligned,
+    .owns = _fa_lab_owns,
+    .free = _fa_lab_free,
+    .realloc = _fa_lab_realloc,
+    .usable_size = _fa_lab_usable_size,
+    .thread_exit = _fa_lab_thread_exit,
+    .fork_prepare = _fa_lab_fork_prepare,
+    .fork_parent = _fa_lab_fork_parent,
+    .fork_child = _fa_lab_fork_child,
+    .stats_print = _fa_lab_stats_print,
+};
+
 __attribute__((destructor)) static void lab_at_exit(void)
 {
     write_hist_option();
@@ -160,11 +174,11 @@ FA_API int fa_lab_hist_write(const char *path)
     struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
     if (!l || !path)
         return -1;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = _fa_os_create_append(path);
     if (fd < 0)
         return -1;
     int result = _fa_lab_instance_hist_write_fd(l, fd);
-    close(fd);
+    _fa_os_close(fd);
     return result;
 }
 

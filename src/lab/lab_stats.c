@@ -3,8 +3,11 @@
  * allocates. */
 #include <string.h>
 
-#include "../internal.h"
-#include "lab_instance.h"
+#include "common/message.h"
+#include "platform/arch.h"
+#include "platform/compiler.h"
+#include "platform/os.h"
+#include "lab/threads/lab_instance.h"
 
 static void add_heap(fa_classic_heap *h, bool exclusive, fa_lab_lock_t *lock, void *arg)
 {

@@ -1,7 +1,7 @@
 /* The walk of a whole lab (fa_lab_walk, fitalloc-lab.h): every heap the lock mode lets us walk
  * now, block by block, then the direct mappings. Nothing here allocates. */
-#include "heap_walk.h"
-#include "lab_instance.h"
+#include "lab/heap/heap_walk.h"
+#include "lab/threads/lab_instance.h"
 
 struct lab_walk {
     struct fa_lab *lab;

@@ -80,7 +80,7 @@ static size_t take16(struct fuzz_state *s)
     return lo | (size_t)take(s) << 8;
 }
 
-/* Block size of the fast engine's class `bin` (src/size_class.h): 16-byte steps to 128 B, then
+/* Block size of the fast engine's class `bin` (src/engine/size_class.h): 16-byte steps to 128 B, then
  * 8 classes per doubling up to 128 KiB. */
 static size_t fuzz_class_size(unsigned bin)
 {

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/lab/lab.h"
-#include "../../src/options.h"
+#include "lab/lab.h"
+#include "common/options.h"
 #include "check.h"
 #include "fitalloc-lab.h"
 

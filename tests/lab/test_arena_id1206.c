@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/lab/lab_instance.h"
+#include "lab/threads/lab_instance.h"
 #include "check.h"
 
 #define ARENA 65536

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../src/lab/classic_heap.h"
+#include "lab/heap/classic_heap.h"
 #include "check.h"
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index, bool coalesce)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "../../src/lab/lab_instance.h"
+#include "lab/threads/lab_instance.h"
 #include "check.h"
 #include "child.h"
 

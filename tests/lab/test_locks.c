@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../src/lab/lab_instance.h"
+#include "lab/threads/lab_instance.h"
 #include "check.h"
 
 static struct fa_lab *make_lab(enum fa_lock_mode lock, unsigned arenas)

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../src/lab/classic_heap.h"
+#include "lab/heap/classic_heap.h"
 #include "check.h"
 
 static const char *const policy_name[] = {"first", "next", "best", "worst", "segregated"};

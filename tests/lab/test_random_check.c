@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../src/lab/lab_instance.h"
+#include "lab/threads/lab_instance.h"
 #include "check.h"
 
 #define LIVE 192

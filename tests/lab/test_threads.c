@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/lab/lab_instance.h"
+#include "lab/threads/lab_instance.h"
 #include "check.h"
 
 #define THREADS 4

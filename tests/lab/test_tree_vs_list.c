@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../src/lab/classic_heap.h"
+#include "lab/heap/classic_heap.h"
 #include "check.h"
 
 #define LIVE 400

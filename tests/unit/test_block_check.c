@@ -1,12 +1,12 @@
-/* The one-multiplication block test of the free path (src/free_list.h) must accept exactly
+/* The one-multiplication block test of the free path (src/engine/free_list.h) must accept exactly
  * the starts of the first `capacity` blocks of a page and nothing else: every offset around
  * and inside a page (negative ones too, as for pointers into a segment's header), for every
  * size class and several capacities, and block starts made non-canonical by high bits. */
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../../src/free_list.h"
-#include "../../src/size_class.h"
+#include "engine/free_list.h"
+#include "engine/size_class.h"
 #include "check.h"
 
 static void check_class(size_t bin)

@@ -1,4 +1,4 @@
-/* The heap invariant checker (src/check.c) must pass on a healthy heap and catch corruption:
+/* The heap invariant checker (src/engine/check.c) must pass on a healthy heap and catch corruption:
  * a freed block whose free mark the program overwrote (free itself does not look at it again)
  * must be reported ("heap corrupted") with an abort. The corruption happens in a forked child. */
 #include <signal.h>

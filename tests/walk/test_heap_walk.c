@@ -1,11 +1,11 @@
-/* The walk of one classic heap (src/lab/heap_walk.h) on bare heaps of every policy, index and
+/* The walk of one classic heap (src/lab/heap/heap_walk.h) on bare heaps of every policy, index and
  * coalescing setting: the blocks it visits tile the heap from start to break in address
  * order, its used blocks are exactly the live pointers, and its sums equal the heap's
  * counters (heap_bytes, free_size, free_blocks, blocks). */
 #include <stdint.h>
 #include <string.h>
 
-#include "../../src/lab/heap_walk.h"
+#include "lab/heap/heap_walk.h"
 #include "check.h"
 
 #define LIVE 256

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/lab/heap_walk.h"
-#include "../../src/lab/lab_instance.h"
+#include "lab/heap/heap_walk.h"
+#include "lab/threads/lab_instance.h"
 #include "check.h"
 #include "fitalloc-lab.h"
 #include "fitalloc-stats.h"

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "options.h"
+#include "common/options.h"
 
-/* The order of enum fa_policy (src/options.h). */
+/* The order of enum fa_policy (src/common/options.h). */
 const char *const replay_policy_names[REPLAY_POLICIES] = {"first", "next", "best", "worst",
                                                           "segregated"};
 

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "lab/classic_heap.h"
+#include "lab/heap/classic_heap.h"
 
 /* The size of the largest free block, header included; 0 when no block is free. */
 size_t lab_largest_free_block(fa_classic_heap *h);

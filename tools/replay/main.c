@@ -11,7 +11,7 @@
 #include "dump.h"
 #include "replay_env.h"
 #include "map_out.h"
-#include "options.h"
+#include "common/options.h"
 #include "output.h"
 #include "replay.h"
 

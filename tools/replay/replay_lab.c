@@ -1,13 +1,13 @@
-/* The lab backend (replay.h): one classic heap of the lab (src/lab/classic_heap.h) on its own,
+/* The lab backend (replay.h): one classic heap of the lab (src/lab/heap/classic_heap.h) on its own,
  * with the lab's standard configuration — the policy and index asked for, coalescing on, no
  * arena, segregated fit's exact lists up to 128 bytes (FITALLOC_LAB_EXACT_MAX's default) —
  * described at sample points by its counters and its index, and checked at the end by the heap
- * walk (src/lab/heap_walk.h). */
+ * walk (src/lab/heap/heap_walk.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "lab/classic_heap.h"
-#include "lab/heap_walk.h"
+#include "lab/heap/classic_heap.h"
+#include "lab/heap/heap_walk.h"
 #include "largest_free.h"
 #include "replay.h"
 

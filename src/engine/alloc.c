@@ -1,0 +1,199 @@
+/* malloc, calloc, realloc and friends: the out-of-line paths and the C semantics. Each entry
+ * point also records its call while tracing (trace.c says how). */
+#include <errno.h>
+#include <string.h>
+
+#include "fitalloc-trace.h"
+#include "fitalloc.h"
+#include "engine/fastpath.h"
+#include "engine/size_class.h"
+
+/* In the other mode (common/mode.h) no thread has a heap, so every malloc comes here. */
+static void *mode_malloc(size_t n)
+{
+    _fa_thread_watch_exit();
+    return _fa_mode->malloc(n);
+}
+
+static void *malloc_generic(size_t n, fa_heap_t *heap)
+{
+    if (fa_unlikely(heap == &_fa_heap_empty)) {
+        if (_fa_mode)
+            return mode_malloc(n);
+        heap = _fa_heap_init_thread();
+        if (!heap) {
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    if (_fa_secure)
+        return _fa_secure_alloc(n, FA_ALIGN);
+    if (n > FA_CLASS_MAX)
+        return _fa_large_alloc(n, FA_ALIGN, false);
+    /* The fast path lands here with a list head it must not follow: say so if it is not
+     * simply the end of the list. */
+    if (n <= FA_DIRECT_MAX) {
+        fa_page_t *direct = heap->direct[(n + FA_ALIGN - 1) / FA_ALIGN];
+        if (direct->free)
+            _fa_free_list_corrupt(direct, "free list");
+    }
+    fa_page_t *page = _fa_heap_find_page(heap, fa_bin_of(n));
+    if (!page) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    fa_block_t *block = fa_page_pop(page);
+    FA_CHECK_HEAP(heap);
+    _fa_purge_safe_point(heap);
+    return block;
+}
+
+void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
+{
+    /* A thread's first call starts the process first: that decides whether it is traced. */
+    if (fa_unlikely(heap == &_fa_heap_empty))
+        _fa_process_init();
+    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+        void *p = malloc_generic(n, heap);
+        _fa_trace_record(FA_TRACE_MALLOC, n, 0, NULL, p);
+        _fa_trace_leave();
+        return p;
+    }
+    return malloc_generic(n, heap);
+}
+
+/* The usable size of the block p starts, with its segment and (small and medium) page. */
+static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_out,
+                          fa_page_t **page_out)
+{
+    fa_page_t *page;
+    fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    *seg_out = seg;
+    *page_out = page;
+    if (!seg)
+        _fa_bad_pointer(caller, p);
+    if (seg->kind == FA_SEG_LARGE) {
+        if (seg->large_block != (uintptr_t)p)
+            _fa_bad_pointer(caller, p);
+        return seg->large_usable;
+    }
+    return page->secure ? _fa_secure_usable(page, p, caller) : page->block_size;
+}
+
+FA_ENTRY_API void *FA_ENTRY(fa_malloc)(size_t n)
+{
+    return fa_malloc_inline(n);
+}
+
+/* The bytes a calloc asks for; SIZE_MAX in the trace when the product does not fit (the call
+ * fails). */
+static size_t product(size_t count, size_t size)
+{
+    size_t total;
+    return __builtin_mul_overflow(count, size, &total) ? SIZE_MAX : total;
+}
+
+static void *calloc_untraced(size_t count, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (total > FA_CLASS_MAX && !_fa_mode)
+        return _fa_large_alloc(total, FA_ALIGN, true);
+    void *p = fa_malloc_inline(total);
+    if (p)
+        memset(p, 0, total);
+    return p;
+}
+
+FA_ENTRY_API void *FA_ENTRY(fa_calloc)(size_t count, size_t size)
+{
+    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+        void *p = calloc_untraced(count, size);
+        _fa_trace_record(FA_TRACE_CALLOC, product(count, size), 0, NULL, p);
+        _fa_trace_leave();
+        return p;
+    }
+    return calloc_untraced(count, size);
+}
+
+static void *realloc_untraced(void *p, size_t n)
+{
+    if (!p)
+        return fa_malloc_inline(n);
+    if (n == 0) {
+        /* glibc's behaviour: free and return NULL. */
+        fa_free_inline(p, "realloc", 0);
+        return NULL;
+    }
+    if (_fa_mode && _fa_mode->owns(p)) {
+        _fa_thread_watch_exit(); /* realloc may be this thread's first call in the mode */
+        return _fa_mode->realloc(p, n);
+    }
+    fa_segment_t *seg;
+    fa_page_t *page;
+    size_t usable = usable_size(p, "realloc", &seg, &page);
+    bool large = seg->kind == FA_SEG_LARGE;
+    if (!large && _fa_block_is_free(page, p))
+        _fa_double_free("realloc", p, usable);
+    /* Keep the block when the new size fits and does not waste more than half of it. A secure
+     * block records the size asked for: it stays when its trailer still fits. */
+    bool secure = large ? seg->secure : page->secure;
+    if (secure && !large && _fa_secure_resize(page, p, n))
+        return p;
+    if (secure && large && n > FA_CLASS_MAX) {
+        _fa_secure_large_check(seg, "realloc", 0);
+        void *q = _fa_secure_large_realloc(seg, n);
+        if (q)
+            return q;
+    }
+    if (!secure && n <= usable && (n >= usable / 2 || usable <= 64))
+        return p;
+    if (!secure && large && n > FA_CLASS_MAX) {
+        void *q = _fa_large_realloc(seg, n);
+        if (q)
+            return q;
+    }
+    void *q = fa_malloc_inline(n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, n < usable ? n : usable);
+    fa_free_inline(p, "realloc", 0);
+    return q;
+}
+
+FA_ENTRY_API void *FA_ENTRY(fa_realloc)(void *p, size_t n)
+{
+    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+        void *q = realloc_untraced(p, n);
+        _fa_trace_record(FA_TRACE_REALLOC, n, 0, p, q);
+        _fa_trace_leave();
+        return q;
+    }
+    return realloc_untraced(p, n);
+}
+
+FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
+            _fa_trace_record(FA_TRACE_REALLOC, SIZE_MAX, 0, p, NULL);
+            _fa_trace_leave();
+        }
+        errno = ENOMEM;
+        return NULL;
+    }
+    return fa_realloc(p, total); /* which records the call */
+}
+
+FA_API size_t fa_malloc_usable_size(const void *p)
+{
+    fa_segment_t *seg;
+    fa_page_t *page;
+    if (p && _fa_mode && _fa_mode->owns(p))
+        return _fa_mode->usable_size(p);
+    return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
+}

@@ -1,0 +1,69 @@
+/* Invariant checker for thread heaps and their pages (debug and sanitizer builds: FA_DEBUG).
+ * A broken invariant aborts with a message naming the page; see docs/design.md. */
+#include "engine/free_list.h"
+
+#define REQUIRE(cond, page, what)                                                                  \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            _fa_fatal("fitalloc: heap corrupted: %s (page %p, %s:%d)\n", what, (void *)(page),     \
+                      __FILE__, __LINE__);                                                         \
+    } while (0)
+
+static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
+{
+    uintptr_t owner = fa_owner_word(heap, page) | (full ? FA_OWNER_FULL : 0);
+    REQUIRE(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == owner, page, "owner word");
+    REQUIRE(__atomic_load_n(&page->state, __ATOMIC_RELAXED) == FA_PAGE_USED, page, "page state");
+    REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
+    size_t free_count = 0;
+    for (const fa_block_t *b = page->free; b; b = fa_link_decode(b->link)) {
+        REQUIRE(fa_page_has_block(page, (uintptr_t)b), page, "free list entry is not a block");
+        REQUIRE(b->mark == fa_page_mark(page), page, "free block not marked free");
+        REQUIRE(++free_count <= page->capacity, page, "free list longer than the page");
+    }
+    /* used counts live blocks (and remote frees not yet collected) plus the pin. */
+    REQUIRE(page->used >= page->pinned, page, "used below the pin");
+    REQUIRE(free_count + page->used - page->pinned <= page->capacity, page, "blocks counted twice");
+    REQUIRE(page->used > page->pinned || page->pinned, page, "empty page still queued");
+    REQUIRE(!full || (!page->free && !page->pinned), page, "full page with free blocks");
+}
+
+static void check_queue(const fa_heap_t *heap, const fa_page_queue_t *q, bool full)
+{
+    const fa_page_t *prev = NULL;
+    for (const fa_page_t *page = q->head; page; prev = page, page = page->next) {
+        REQUIRE(page->prev == prev, page, "queue links");
+        REQUIRE(full || page->pinned == (page == q->head), page, "only the head is pinned");
+        check_page(heap, page, full);
+    }
+    REQUIRE(q->tail == prev, prev, "queue tail");
+}
+
+void _fa_heap_check(const fa_heap_t *heap)
+{
+    if (heap == &_fa_heap_empty)
+        return;
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
+        check_queue(heap, &heap->queues[bin], false);
+        for (const fa_page_t *page = heap->queues[bin].head; page; page = page->next)
+            REQUIRE(page->bin == bin, page, "page in the wrong class queue");
+    }
+    check_queue(heap, &heap->full, true);
+    for (int kind = 0; kind < FA_SEG_LARGE; kind++)
+        for (const fa_segment_t *seg = heap->segments[kind]; seg; seg = seg->next) {
+            REQUIRE(seg->heap == heap && seg->kind == kind, seg, "segment owner or kind");
+            size_t used = 0;
+            for (size_t i = 0; i < seg->page_count; i++)
+                used += __atomic_load_n(&seg->pages[i].state, __ATOMIC_RELAXED) == FA_PAGE_USED;
+            REQUIRE(used == seg->used_pages, seg, "segment used-page count");
+        }
+}
+
+void _fa_heap_check_sometimes(const fa_heap_t *heap)
+{
+    /* A full walk costs O(blocks): do it on every 64th slow-path call of a thread, which still
+     * catches a broken invariant within a few operations of the fault in the tests. */
+    static __thread unsigned tick __attribute__((tls_model("initial-exec")));
+    if (tick++ % 64 == 0)
+        _fa_heap_check(heap);
+}

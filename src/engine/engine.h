@@ -1,0 +1,190 @@
+/* Prototypes shared between the engine's files, grouped by the file that defines them, with
+ * what the engine uses of the layers below it. Names starting with _fa_ are internal (hidden by
+ * -fvisibility=hidden). */
+#ifndef FA_ENGINE_H
+#define FA_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/message.h"
+#include "common/mode.h"
+#include "common/process.h"
+#include "engine/types.h"
+#include "platform/compiler.h"
+#include "platform/mutex.h"
+#include "platform/os.h"
+#include "trace/record.h"
+
+/* The allocation entry points. In a build for debugging tools (FA_TOOLS) they are renamed and
+ * override/tools.c exports wrappers that tell the tool about each block under the public
+ * names. */
+#ifdef FA_TOOLS
+#define FA_ENTRY(name) _fa_untracked_##name
+#define FA_ENTRY_API
+#else
+#define FA_ENTRY(name) name
+#define FA_ENTRY_API FA_API
+#endif
+
+/* The owner word a heap gives its page, and the heap an owner word names. */
+static inline uintptr_t fa_owner_word(const struct fa_heap_s *heap, const fa_page_t *page)
+{
+    return (uintptr_t)heap | (page->slow ? FA_OWNER_SLOW : 0);
+}
+static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
+{
+    return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SLOW));
+}
+
+/* A list of segments through their next and prev (its owner guards it). */
+static inline void fa_segment_list_push(fa_segment_t **list, fa_segment_t *seg)
+{
+    seg->prev = NULL;
+    seg->next = *list;
+    if (*list)
+        (*list)->prev = seg;
+    *list = seg;
+}
+static inline void fa_segment_list_remove(fa_segment_t **list, fa_segment_t *seg)
+{
+    if (seg->prev)
+        seg->prev->next = seg->next;
+    else
+        *list = seg->next;
+    if (seg->next)
+        seg->next->prev = seg->prev;
+    seg->next = seg->prev = NULL;
+}
+
+/* segment.c */
+extern uint8_t _fa_segmap[FA_SEGMAP_SIZE];
+extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap pool */
+void _fa_segmap_set(uintptr_t start, size_t size, uint8_t first, uint8_t rest);
+fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin); /* a free page it owns */
+fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin);   /* from the cache or the OS */
+void _fa_page_release(fa_page_t *page);
+void _fa_segment_release(fa_segment_t *seg);
+fa_segment_t *_fa_segment_pop_abandoned(int kind); /* FA_SEG_SMALL, _MEDIUM or _BIG */
+void _fa_segment_abandon(fa_segment_t *seg);
+void _fa_segments_purge(uint64_t now, bool force, long *next);
+void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
+fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
+size_t _fa_segment_first_offset(int kind);
+
+/* page.c: free lists are built at most this many bytes (and so blocks) at a time */
+#define FA_EXTEND_BYTES 4096
+#define FA_EXTEND_MAX_BLOCKS (FA_EXTEND_BYTES / FA_ALIGN)
+void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin);
+void _fa_page_collect(fa_page_t *page);
+bool _fa_page_extend(fa_page_t *page);
+uint64_t _fa_block_magic(uint64_t block_size); /* for fa_page_has_block (free_list.h) */
+
+/* heap.c */
+extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));
+extern fa_heap_t _fa_heap_empty;
+extern fa_page_t _fa_page_empty;
+fa_heap_t *_fa_heap_init_thread(void);
+void _fa_heap_abandon(fa_heap_t *heap);
+fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
+void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg);
+void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page);
+void _fa_heap_notify(fa_page_t *page);
+void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
+void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
+
+/* alloc.c */
+void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
+
+/* alloc_aligned.c */
+void *_fa_malloc_aligned(size_t alignment, size_t n);
+
+/* free.c: `caller` names the function the program called, for reports */
+void _fa_free_slow(void *p, const char *caller, size_t size);
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size);
+void _fa_free_block(fa_page_t *page, fa_block_t *block); /* a checked block, no secure steps */
+void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
+void _fa_page_emptied(fa_page_t *page);
+bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
+
+/* secure.c: secure mode (FITALLOC_SECURE) */
+extern bool _fa_secure;
+void _fa_secure_init(void); /* after the options are read */
+void *_fa_secure_alloc(size_t n, size_t alignment);
+void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
+size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
+fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest);
+void _fa_secure_flush(fa_heap_t *heap); /* a thread's quarantine, at its exit */
+void _fa_secure_large_setup(fa_segment_t *seg, size_t n);
+void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size);
+bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place */
+void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
+void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
+/* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
+fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed);
+void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
+
+/* report.c */
+FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */
+FA_REPORT void _fa_free_list_corrupt(const fa_page_t *page, const char *list);
+void _fa_large_freed(uintptr_t block, size_t size);
+
+/* large.c */
+void *_fa_large_alloc(size_t n, size_t alignment, bool zero);
+void _fa_large_free(fa_segment_t *seg);
+void *_fa_large_realloc(fa_segment_t *seg, size_t n);
+fa_segment_t *_fa_large_header(uintptr_t p);
+void _fa_large_purge(uint64_t now, bool force, long *next);
+void _fa_large_unmap(void *base, size_t size); /* a whole large mapping, with the statistics */
+/* fn for every live large block, under _fa_global_lock (fn must not allocate or free). */
+void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg);
+/* A mapping taken for reuse, fitted to `size` bytes (grown, or its tail given back); NULL if
+ * it could not be grown (it is unmapped then). */
+fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);
+
+/* purge.c */
+void _fa_purge_start(void);
+void _fa_purge_kick(void);
+void _fa_purge_thread_ended(bool main_thread); /* from the thread-exit hook */
+void _fa_purge_safe_point(fa_heap_t *heap);
+void _fa_purge_pass(bool force);
+void _fa_purge_after_fork(void);
+void _fa_purge_fork_prepare(void);
+void _fa_purge_fork_parent(void);
+
+/* stats.c */
+#define FA_COUNTERS(X)                                                                             \
+    X(large_allocs)                                                                                \
+    X(large_frees)                                                                                 \
+    X(large_in_use)                                                                                \
+    X(reserved)                                                                                    \
+    X(committed)                                                                                   \
+    X(peak_committed)                                                                              \
+    X(purged)                                                                                      \
+    X(segments)                                                                                    \
+    X(threads)                                                                                     \
+    X(abandoned)
+struct fa_counters {
+#define FA_COUNTER_FIELD(name) uint64_t name;
+    FA_COUNTERS(FA_COUNTER_FIELD)
+#undef FA_COUNTER_FIELD
+    uint64_t bin_frees[FA_BINS];    /* frees of pages no longer in use (folded in when released) */
+    uint64_t remote_frees[FA_BINS]; /* remote frees of exited threads and threads without heaps */
+    uint64_t collected[FA_BINS];    /* remote frees collected in pages no longer in use */
+};
+extern struct fa_counters _fa_counters;
+#define fa_count(name, delta) __atomic_add_fetch(&_fa_counters.name, (delta), __ATOMIC_RELAXED)
+void _fa_stats_commit(int64_t delta);
+void _fa_stats_print(int fd, bool json);
+
+/* check.c: heap invariants, run after every slow-path change when FA_DEBUG is set */
+void _fa_heap_check(const fa_heap_t *heap);
+void _fa_heap_check_sometimes(const fa_heap_t *heap);
+#ifdef FA_DEBUG
+#define FA_CHECK_HEAP(heap) _fa_heap_check_sometimes(heap)
+#else
+#define FA_CHECK_HEAP(heap) ((void)0)
+#endif
+
+#endif

@@ -1,0 +1,173 @@
+/* free: the out-of-line half (the fast path is in fastpath.h). */
+#include "fitalloc-trace.h"
+#include "fitalloc.h"
+#include "engine/fastpath.h"
+
+__attribute__((noinline)) void _fa_page_emptied(fa_page_t *page)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    _fa_heap_page_emptied(heap, page);
+    FA_CHECK_HEAP(heap);
+    _fa_purge_safe_point(heap);
+}
+
+/* A block that carries the free mark is free for certain when its link also decodes to the
+ * end of a list or to a block of its page: a live block holding the mark by chance (the
+ * program's data) almost never also holds a valid encoded link. */
+bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block)
+{
+    if (block->mark != fa_page_mark(page))
+        return false;
+    fa_block_t *next = fa_link_decode(block->link);
+    return next == NULL || fa_page_has_block(page, (uintptr_t)next);
+}
+
+/* A free from a thread that does not own the page: push onto its lock-free remote list. */
+static void free_remote(fa_page_t *page, fa_block_t *block)
+{
+    /* Counted by the freeing thread, without an atomic: stats.c reconciles it with what
+     * owners collect. A thread that only frees (a consumer) gets a heap for its counters at
+     * its first remote free: a shared atomic counter here was the bottleneck of
+     * producer/consumer programs. Only if that fails do we count in the shared counters. */
+    fa_heap_t *heap = _fa_heap_tls;
+    if (fa_unlikely(heap == &_fa_heap_empty))
+        heap = _fa_heap_init_thread();
+    if (fa_likely(heap != NULL))
+        heap->remote_frees[page->bin]++;
+    else
+        __atomic_add_fetch(&_fa_counters.remote_frees[page->bin], 1, __ATOMIC_RELAXED);
+    block->mark = fa_page_mark(page);
+    fa_block_t *head = __atomic_load_n(&page->xfree, __ATOMIC_RELAXED);
+    do
+        block->link = fa_link_encode(head);
+    while (!__atomic_compare_exchange_n(&page->xfree, &head, block, true, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED));
+    /* Sequentially consistent with the owner's move_to_full (heap.c): either it sees our
+     * block, or we see the full mark and tell it. */
+    if (__atomic_load_n(&page->owner, __ATOMIC_SEQ_CST) & FA_OWNER_FULL)
+        _fa_heap_notify(page);
+}
+
+/* Push a block of the thread's own page onto its free list, as the fast path does. */
+static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
+{
+    block->mark = fa_page_mark(page);
+    block->link = fa_link_encode(page->free);
+    page->free = block;
+    if (__atomic_load_n(&page->owner, __ATOMIC_RELAXED) & FA_OWNER_FULL) {
+        page->used--; /* it has a free block again: back to its queue */
+        _fa_heap_local_free_full(heap, page);
+        FA_CHECK_HEAP(heap);
+        _fa_purge_safe_point(heap);
+    } else if (--page->used == 0) {
+        _fa_page_emptied(page);
+    }
+}
+
+/* The fast path found the free mark on a block of the thread's own page. */
+void _fa_free_marked(void *p, fa_page_t *page, const char *caller)
+{
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
+    free_local(_fa_heap_tls, page, p);
+}
+
+/* While tracing, a free is recorded before it is done (when a report stops the program, the
+ * free reported is the trace's last call). One made inside a traced call (realloc's) is not
+ * recorded: that call takes its place in the order here, before the old block is given back. */
+static bool trace_free_begin(void *p, const char *caller, size_t size)
+{
+    if (!_fa_trace_enter()) {
+        _fa_trace_point();
+        return false;
+    }
+    _fa_trace_record(_fa_trace_free_op(caller), size, 0, p, NULL);
+    return true;
+}
+
+/* p lies in seg's page `page` (found by the fast path) but is not a local free into a page
+ * with free blocks: validate it, then free it remotely, into our full page, or as a large block. */
+static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller,
+                         size_t size)
+{
+    if (seg->kind == FA_SEG_LARGE) {
+        if (seg->large_block != (uintptr_t)p)
+            _fa_bad_pointer(caller, p);
+        if (seg->secure)
+            _fa_secure_large_check(seg, caller, size);
+        _fa_large_free(seg);
+        return;
+    }
+    if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED ||
+        !fa_page_has_block(page, (uintptr_t)p))
+        _fa_bad_pointer(caller, p);
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
+    if (page->secure)
+        _fa_secure_free(page, p, caller, size);
+    else
+        _fa_free_block(page, p);
+}
+
+void _fa_free_block(fa_page_t *page, fa_block_t *block)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_RELAXED);
+    if (fa_owner_heap(owner) != heap)
+        free_remote(page, block);
+    else
+        free_local(heap, page, block);
+}
+
+void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size)
+{
+    if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
+        free_in_page(p, seg, page, caller, size);
+        _fa_trace_leave();
+        return;
+    }
+    free_in_page(p, seg, page, caller, size);
+}
+
+/* Everything the fast path could not place in a page: NULL, foreign pointers, the interior
+ * chunks of a large block aligned beyond 2 MiB; in lab mode, every free. */
+static void free_slow(void *p, const char *caller, size_t size)
+{
+    if (!p)
+        return;
+    if (_fa_mode && _fa_mode->owns(p)) {
+        _fa_mode->free(p, caller);
+        return;
+    }
+    fa_page_t *page;
+    fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    if (!seg)
+        _fa_bad_pointer(caller, p);
+    free_in_page(p, seg, page, caller, size);
+}
+
+void _fa_free_slow(void *p, const char *caller, size_t size)
+{
+    if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
+        free_slow(p, caller, size);
+        _fa_trace_leave();
+        return;
+    }
+    free_slow(p, caller, size);
+}
+
+FA_ENTRY_API void FA_ENTRY(fa_free)(void *p)
+{
+    fa_free_inline(p, "free", 0);
+}
+
+FA_ENTRY_API void FA_ENTRY(fa_free_sized)(void *p, size_t n)
+{
+    fa_free_inline(p, "free_sized", n);
+}
+
+FA_ENTRY_API void FA_ENTRY(fa_free_aligned_sized)(void *p, size_t alignment, size_t n)
+{
+    (void)alignment;
+    fa_free_inline(p, "free_aligned_sized", n);
+}

@@ -1,0 +1,83 @@
+/* Free lists that defend themselves: how a free block is stored and how a pointer handed to
+ * free is checked against its page. Used by the fast paths, so everything here is inline.
+ *
+ * A free block holds two words (fa_block_t):
+ *   link: the next free block XOR a per-process random secret (as glibc's safe-linking does
+ *         with the block's address). A program writing into a freed block replaces the link
+ *         with its own data, which decodes to a non-canonical address: the next malloc sees it
+ *         before following it and reports the corruption instead of crashing somewhere later.
+ *   mark: the address of the page's descriptor. free() of a block whose mark is already set is
+ *         probably a double free; malloc clears the mark. A live block that happens to hold
+ *         the value is told apart by its link, which must then decode to a block of the page.
+ */
+#ifndef FA_FREE_LIST_H
+#define FA_FREE_LIST_H
+
+#include "engine/engine.h"
+
+/* Set once at start (process/start.c); its top bit is set, so that zeros, small numbers, text and
+ * pointers written over a link all decode to non-canonical addresses. */
+extern uintptr_t _fa_list_secret __attribute__((visibility("hidden")));
+
+static inline uintptr_t fa_link_encode(const fa_block_t *next)
+{
+    return (uintptr_t)next ^ _fa_list_secret;
+}
+
+static inline fa_block_t *fa_link_decode(uintptr_t link)
+{
+    return (fa_block_t *)(link ^ _fa_list_secret);
+}
+
+/* A decoded link the fast path may follow: NULL (the end of the list) fails too. One
+ * subtraction and a shift: NULL wraps to all ones, a non-canonical address keeps high bits. */
+static inline bool fa_link_usable(const fa_block_t *block)
+{
+    return (((uintptr_t)block - 1) >> FA_ADDRESS_BITS) == 0;
+}
+
+static inline uintptr_t fa_page_mark(const fa_page_t *page)
+{
+    return (uintptr_t)page;
+}
+
+/* Does p start one of the first `capacity` blocks of the page? One multiplication instead of
+ * a division and two range checks. With d the block size, magic = M is an odd number just
+ * above 2^64 / d and e = M * d - 2^64 (between 1 and 3d) is stored as limit / capacity. For
+ * an offset n = p - start:
+ *   n = i * d            ->  n * M = i * 2^64 + i * e  =  i * e (mod 2^64): below limit iff
+ *                             i < capacity;
+ *   n = i * d + r, r > 0  ->  n * M mod 2^64 >= M > limit (M >= 2^64 / 512 KiB = 2^45, limit
+ *                             is at most 3 times a page's size; i * e is tiny, r * M is below
+ *                             2^64), and the same holds for negative offsets;
+ *   n off by k * 2^B      ->  (B = FA_ADDRESS_BITS) a non-canonical alias of a block start: M
+ *                             odd makes k * 2^B * M mod 2^64 a nonzero multiple of 2^B: fails.
+ *                             (An alias of an interior address may pass, as r * M can cancel
+ *                             that multiple; the fast path then faults reading the block,
+ *                             before writing anything: non-canonical addresses never map.)
+ * tests/unit/test_block_check.c checks every offset of every size class. */
+static inline bool fa_page_has_block(const fa_page_t *page, uintptr_t p)
+{
+    return (p - page->start) * page->magic < __atomic_load_n(&page->limit, __ATOMIC_RELAXED);
+}
+
+/* The same on the owner's fast path: only the owner writes limit, so a plain read will do, and
+ * it lets the compiler fold the load into the comparison. */
+static inline bool fa_own_page_has_block(const fa_page_t *page, uintptr_t p)
+{
+    return (p - page->start) * page->magic < page->limit;
+}
+
+/* Take the head block of a page whose free list is not empty (the slow paths' pop). */
+static inline fa_block_t *fa_page_pop(fa_page_t *page)
+{
+    fa_block_t *block = page->free;
+    if (!fa_link_usable(block))
+        _fa_free_list_corrupt(page, "free list");
+    page->free = fa_link_decode(block->link);
+    block->mark = 0;
+    page->tally += FA_TALLY_ALLOC;
+    return block;
+}
+
+#endif

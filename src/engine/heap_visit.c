@@ -1,0 +1,79 @@
+/* fa_heap_visit (fitalloc-stats.h): the pages in use of the segment registry, then the live
+ * large blocks. Nothing here allocates.
+ *
+ * Pages: the registry holds every small and medium segment (owned, abandoned or cached) and is
+ * walked under _fa_global_lock, the one lock the visit takes, so it cannot deadlock with the
+ * purger (which takes its pass lock, then this one) or an owner (which takes it alone, briefly).
+ * Small and medium segments are never unmapped, so reading a page another thread is changing
+ * reads a stale value at worst.
+ * Large blocks: large.c keeps the live ones on a list under the same lock.
+ */
+#include "fitalloc-stats.h"
+#include "engine/engine.h"
+
+struct visit {
+    fa_heap_visit_fn fn;
+    void *arg;
+    const fa_heap_t *mine;
+    int areas;
+};
+
+/* Other threads' page fields are read as they are, on purpose (a snapshot, like stats.c). */
+__attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg, void *arg)
+{
+    struct visit *v = arg;
+    for (size_t i = 0; i < seg->page_count; i++) {
+        const fa_page_t *page = &seg->pages[i];
+        if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
+            continue;
+        uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_ACQUIRE);
+        const fa_heap_t *heap = fa_owner_heap(owner);
+        size_t used = page->used, pinned = page->pinned, block_size = page->block_size;
+        size_t capacity = page->reserved;
+        /* A page without an owner and without a block in use is being set up or given back
+         * right now (an abandoned page keeps at least one block, or it is released). */
+        if ((!heap && used == 0) || block_size == 0)
+            continue;
+        used = used >= pinned ? used - pinned : 0; /* the queue head's pin is no block */
+        struct fa_heap_area area = {
+            .kind = FA_AREA_PAGE,
+            .mine = heap == v->mine,
+            .owner = (uintptr_t)heap,
+            .start = (void *)page->start,
+            .size = capacity * block_size,
+            .block_size = block_size,
+            .capacity = capacity,
+            .used = used < capacity ? used : capacity,
+        };
+        v->fn(&area, v->arg);
+        v->areas++;
+    }
+}
+
+/* Under _fa_global_lock (large.c): no thread can unmap the block meanwhile; its size may
+ * change under a realloc in place, read as it is. */
+__attribute__((no_sanitize("thread"))) static void visit_large(const fa_segment_t *seg, void *arg)
+{
+    struct visit *v = arg;
+    size_t usable = seg->large_usable;
+    struct fa_heap_area area = {
+        .kind = FA_AREA_LARGE,
+        .start = (void *)seg->large_block,
+        .size = usable,
+        .block_size = usable,
+        .capacity = 1,
+        .used = 1,
+    };
+    v->fn(&area, v->arg);
+    v->areas++;
+}
+
+FA_API int fa_heap_visit(fa_heap_visit_fn fn, void *arg)
+{
+    if (!fn)
+        return -1;
+    struct visit v = {.fn = fn, .arg = arg, .mine = _fa_heap_tls};
+    _fa_segments_foreach(visit_pages, &v);
+    _fa_large_foreach(visit_large, &v);
+    return v.areas;
+}

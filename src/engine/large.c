@@ -1,0 +1,324 @@
+/* Large blocks (above the largest size class): one mapping each, with a small cache.
+ *
+ *   base (4 MiB aligned, or aligned to the alignment asked if larger)
+ *   | segment header | ... | block (base + offset) ................ | end of mapping
+ *
+ * The segment map marks base's chunk as a segment, so free finds the header by masking the
+ * pointer, as for pages. A block aligned to more than 2 MiB may start in a later chunk: those
+ * chunks are marked "interior" and the header is found by walking back. Freed mappings wait in
+ * the cache (bounded by FITALLOC_LARGE_CACHE bytes) until the purge delay ends; realloc grows
+ * a mapping with mremap, in place when the address space after it is free.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "common/options.h"
+
+#define FA_LARGE_HEADER fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t), FA_ALIGN)
+#define FA_LARGE_CACHE_SLOTS 16
+
+static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
+static size_t cache_bytes;
+/* Bytes that live large blocks hold beyond their request because they reuse a bigger cached
+ * mapping: bounded by FITALLOC_LARGE_CACHE, like the cache itself. */
+static size_t slack_bytes;
+/* The live large blocks, linked through their segments' next and prev (unused while a block
+ * is live), under _fa_global_lock: fa_heap_visit reads their headers while no thread can
+ * unmap them. */
+static fa_segment_t *live;
+
+static void live_link(fa_segment_t *seg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_list_push(&live, seg);
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+static void live_unlink(fa_segment_t *seg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_list_remove(&live, seg);
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    for (const fa_segment_t *seg = live; seg; seg = seg->next)
+        fn(seg, arg);
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+fa_segment_t *_fa_large_header(uintptr_t p)
+{
+    size_t chunk = p >> FA_SEG_SHIFT;
+    while (chunk > 0 && __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE) == FA_MAP_INTERIOR)
+        chunk--;
+    if (!fa_map_is_segment(__atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE)))
+        return NULL;
+    fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
+    return seg->kind == FA_SEG_LARGE ? seg : NULL;
+}
+
+/* Mark or unmark the chunks from base up to the block's chunk. */
+static void map_block(fa_segment_t *seg, bool present)
+{
+    size_t chunks = ((seg->large_block - (uintptr_t)seg) >> FA_SEG_SHIFT) + 1;
+    _fa_segmap_set((uintptr_t)seg, chunks, present ? FA_SEG_SHIFT : FA_MAP_NONE,
+                   present ? FA_MAP_INTERIOR : FA_MAP_NONE);
+}
+
+/* Adjust a mapping taken from the cache to `size` bytes: trim a tail that would be mostly
+ * waste, or grow it with mremap (the pages it holds stay; only the new part is faulted in).
+ * On failure the mapping is unmapped and NULL returned. */
+fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
+{
+    size_t mapped = seg->mapped;
+    seg->large_slack = 0;
+    if (mapped >= size) {
+        /* Keep the bigger mapping (its pages are already there) while the slack of all live
+         * large blocks stays within the cache limit; else hand the tail back. */
+        size_t slack = mapped - size;
+        size_t total = __atomic_add_fetch(&slack_bytes, slack, __ATOMIC_RELAXED);
+        if (total <= (size_t)fa_option(large_cache)) {
+            seg->large_slack = slack;
+            return seg;
+        }
+        __atomic_sub_fetch(&slack_bytes, slack, __ATOMIC_RELAXED);
+        size_t keep = fa_align_up(size + size / 8, FA_OS_PAGE);
+        if (keep < mapped) {
+            _fa_os_unmap((char *)seg + keep, mapped - keep);
+            fa_count(reserved, -(uint64_t)(mapped - keep));
+            fa_count(purged, mapped - keep);
+            _fa_stats_commit(-(int64_t)(mapped - keep));
+            seg->mapped = keep;
+        }
+        return seg;
+    }
+    fa_segment_t *grown = seg;
+    if (!_fa_os_grow_in_place(seg, mapped, size)) {
+        grown = _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
+        if (!grown) {
+            _fa_os_unmap(seg, mapped);
+            fa_count(reserved, -(uint64_t)mapped);
+            _fa_stats_commit(-(int64_t)mapped);
+            return NULL;
+        }
+    }
+    grown->mapped = size;
+    fa_count(reserved, size - mapped);
+    _fa_stats_commit((int64_t)(size - mapped));
+    return grown;
+}
+
+/* A cached mapping for `size` bytes: the smallest that is large enough, else the largest one
+ * (grown); NULL if the cache is empty. */
+static fa_segment_t *cache_take(size_t size)
+{
+    size_t pick = FA_LARGE_CACHE_SLOTS;
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS; i++) {
+        fa_segment_t *seg = cache[i];
+        if (!seg)
+            continue;
+        if (pick == FA_LARGE_CACHE_SLOTS) {
+            pick = i;
+            continue;
+        }
+        size_t have = cache[pick]->mapped, cand = seg->mapped;
+        bool better = have >= size ? (cand >= size && cand < have) : cand > have;
+        if (better)
+            pick = i;
+    }
+    fa_segment_t *found = NULL;
+    if (pick < FA_LARGE_CACHE_SLOTS) {
+        found = cache[pick];
+        cache[pick] = NULL;
+        cache_bytes -= found->mapped;
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    return found ? _fa_large_fit_mapping(found, size) : NULL;
+}
+
+void _fa_large_unmap(void *base, size_t size)
+{
+    fa_count(reserved, -(uint64_t)size);
+    fa_count(purged, size);
+    _fa_stats_commit(-(int64_t)size);
+    _fa_os_unmap(base, size);
+}
+
+static void unmap_large(fa_segment_t *seg)
+{
+    _fa_large_unmap(seg, seg->mapped);
+}
+
+void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
+{
+    if (alignment < FA_ALIGN)
+        alignment = FA_ALIGN;
+    /* Secure mode keeps canary bytes between the header and the block. */
+    size_t offset = fa_align_up(FA_LARGE_HEADER + (_fa_secure ? FA_ALIGN : 0), alignment);
+    /* At least one byte: with n == 0 and an alignment of a whole page or more, the block would
+     * start where its mapping ends, which from 4 MiB up is the next chunk, maybe a segment's,
+     * and map_block would overwrite that chunk's entry in the segment map. */
+    size_t size = offset + (n ? n : 1);
+    if (n > PTRDIFF_MAX || size < n || size > PTRDIFF_MAX) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size = fa_align_up(size, FA_OS_PAGE);
+    /* A block in a reused mapping starts one page further than the block freed there last (and
+     * back again the next time), so that a second free of the old block is reported, not taken
+     * for a free of the new one. The extra page is address space; it is touched only as the
+     * block's own memory. Secure mode adds a guard page after the block. */
+    bool shiftable = alignment <= FA_OS_PAGE;
+    size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
+    size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
+    fa_segment_t *seg = NULL;
+    bool zeroed = false;
+    if (_fa_secure)
+        seg = _fa_secure_large_take(size, base_align, &zeroed);
+    else if (base_align == FA_SEG_SIZE)
+        seg = cache_take(size);
+    uintptr_t previous = seg ? seg->large_block : 0; /* the block freed here last */
+    if (!seg) {
+        seg = _fa_os_map_aligned(size, base_align);
+        if (!seg) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        if (fa_option(huge_pages))
+            _fa_os_huge(seg, size);
+        fa_count(reserved, size);
+        _fa_stats_commit((int64_t)size);
+        seg->mapped = size;
+        seg->large_slack = 0;
+        zeroed = true;
+    }
+    if (shiftable && previous == (uintptr_t)seg + offset)
+        offset += FA_OS_PAGE;
+    seg->kind = FA_SEG_LARGE;
+    seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
+    seg->page_count = 1;
+    seg->heap = NULL;
+    memset(&seg->pages[0], 0, sizeof(fa_page_t)); /* owner 0: frees always take the slow path */
+    seg->large_block = (uintptr_t)seg + offset;
+    seg->large_usable = _fa_secure ? n : seg->mapped - offset;
+    seg->secure = _fa_secure;
+    if (_fa_secure)
+        _fa_secure_large_setup(seg, n);
+    map_block(seg, true);
+    live_link(seg);
+    fa_count(large_allocs, 1);
+    fa_count(large_in_use, seg->large_usable);
+    if (zero && !zeroed)
+        memset((void *)seg->large_block, 0, n);
+    return (void *)seg->large_block;
+}
+
+void _fa_large_free(fa_segment_t *seg)
+{
+    live_unlink(seg);
+    _fa_large_freed(seg->large_block, seg->large_usable);
+    map_block(seg, false);
+    __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
+    seg->large_slack = 0;
+    fa_count(large_frees, 1);
+    fa_count(large_in_use, -(uint64_t)seg->large_usable);
+    bool cached = false;
+    if (seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
+        ((uintptr_t)seg & FA_SEG_MASK) == 0 && seg->mapped <= (size_t)fa_option(large_cache) &&
+        !seg->secure) {
+        seg->cached_at = _fa_os_now_ms();
+        fa_mutex_lock(&_fa_global_lock);
+        for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
+            if (!cache[i] && cache_bytes + seg->mapped <= (size_t)fa_option(large_cache)) {
+                cache[i] = seg;
+                cache_bytes += seg->mapped;
+                cached = true;
+            }
+        }
+        fa_mutex_unlock(&_fa_global_lock);
+    }
+    if (cached)
+        _fa_purge_kick();
+    else if (seg->secure)
+        _fa_secure_large_retire(seg);
+    else
+        unmap_large(seg);
+}
+
+void *_fa_large_realloc(fa_segment_t *seg, size_t n)
+{
+    size_t offset = seg->large_block - (uintptr_t)seg;
+    size_t need = offset + n;
+    if (n > PTRDIFF_MAX || need > PTRDIFF_MAX)
+        return NULL;
+    need = fa_align_up(need, FA_OS_PAGE);
+    size_t old_usable = seg->large_usable;
+    /* The mapping is resized to fit exactly: it no longer holds slack. */
+    __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
+    seg->large_slack = 0;
+    if (need <= seg->mapped) {
+        /* Shrink: hand the tail back. */
+        _fa_os_unmap((char *)seg + need, seg->mapped - need);
+        fa_count(reserved, -(uint64_t)(seg->mapped - need));
+        _fa_stats_commit(-(int64_t)(seg->mapped - need));
+        seg->mapped = need;
+    } else {
+        /* Grow with an eighth of headroom so that a buffer grown step by step moves rarely. */
+        size_t grown = fa_align_up(need + need / 8, FA_OS_PAGE);
+        size_t old_mapped = seg->mapped;
+        if (!_fa_os_grow_in_place(seg, old_mapped, grown)) {
+            if (offset >= FA_SEG_SIZE)
+                return NULL;
+            /* Forget the old address before the move releases it: another thread may map a
+             * segment there at once, and its map entry must not be erased after the fact. */
+            _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
+            live_unlink(seg);
+            fa_segment_t *moved = _fa_os_move_aligned(seg, old_mapped, grown, FA_SEG_SIZE);
+            if (!moved) {
+                live_link(seg);
+                _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
+                return NULL;
+            }
+            seg = moved;
+            seg->large_block = (uintptr_t)seg + offset;
+            live_link(seg);
+            _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
+        }
+        seg->mapped = grown;
+        fa_count(reserved, grown - old_mapped);
+        _fa_stats_commit((int64_t)(grown - old_mapped));
+    }
+    seg->large_usable = seg->mapped - offset;
+    fa_count(large_in_use, seg->large_usable - old_usable);
+    return (void *)seg->large_block;
+}
+
+void _fa_large_purge(uint64_t now, bool force, long *next)
+{
+    fa_segment_t *expired[FA_LARGE_CACHE_SLOTS];
+    size_t count = 0;
+    uint64_t delay = (uint64_t)fa_option(purge_delay);
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS; i++) {
+        fa_segment_t *seg = cache[i];
+        if (!seg)
+            continue;
+        if (force || seg->cached_at + delay <= now) {
+            cache[i] = NULL;
+            cache_bytes -= seg->mapped;
+            expired[count++] = seg;
+        } else {
+            long wait = (long)(seg->cached_at + delay - now);
+            if (*next < 0 || wait < *next)
+                *next = wait;
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    for (size_t i = 0; i < count; i++)
+        unmap_large(expired[i]);
+}

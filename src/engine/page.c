@@ -1,0 +1,111 @@
+/* Pages: set up for a size class, build the free list lazily, collect remote frees. */
+#include <string.h>
+
+#include "engine/free_list.h"
+#include "engine/size_class.h"
+
+uintptr_t _fa_list_secret;
+
+/* The multiplier of fa_page_has_block (free_list.h): the smallest odd M with M * d > 2^64. */
+uint64_t _fa_block_magic(uint64_t d)
+{
+    uint64_t m = UINT64_MAX / d + 1; /* M * d = 2^64 exactly when d is a power of two */
+    if (m * d == 0)
+        m++;
+    if (!(m & 1))
+        m++;
+    return m;
+}
+
+void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
+{
+    fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
+    size_t index = (size_t)(page - seg->pages);
+    size_t page_size = (size_t)1 << seg->page_shift;
+    uintptr_t base = (uintptr_t)seg + (index << seg->page_shift);
+    uintptr_t start = index ? base : (uintptr_t)seg + _fa_segment_first_offset(seg->kind);
+    page->block_size = (uint32_t)fa_bin_size(bin);
+    page->magic = _fa_block_magic(page->block_size);
+    __atomic_store_n(&page->limit, 0, __ATOMIC_RELAXED);
+    page->bin = (uint8_t)bin;
+    page->start = start;
+    page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
+    page->capacity = 0;
+    page->free = NULL;
+    page->tally = 0;
+    page->pinned = 0;
+    page->xcollected = 0;
+    page->next = page->prev = NULL;
+    __atomic_store_n(&page->xfree, NULL, __ATOMIC_RELAXED);
+    page->secure = _fa_secure;
+    page->slow = _fa_secure || _fa_tracing;
+    __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELEASE);
+}
+
+/* Chain count new blocks in address order in front of rest, each marked free like any freed
+ * block, so that freeing one that was never handed out is caught. */
+static fa_block_t *link_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest)
+{
+    size_t size = page->block_size;
+    char *last = first + (count - 1) * size;
+    uintptr_t mark = fa_page_mark(page);
+    for (char *b = first; b < last; b += size) {
+        ((fa_block_t *)b)->link = fa_link_encode((fa_block_t *)(b + size));
+        ((fa_block_t *)b)->mark = mark;
+    }
+    ((fa_block_t *)last)->link = fa_link_encode(rest);
+    ((fa_block_t *)last)->mark = mark;
+    return (fa_block_t *)first;
+}
+
+/* Provision the next blocks of the page, at most FA_EXTEND_BYTES of them at a time, so that a
+ * page that serves few blocks costs only their memory. */
+bool _fa_page_extend(fa_page_t *page)
+{
+    if (page->capacity >= page->reserved)
+        return false;
+    size_t size = page->block_size;
+    size_t count = FA_EXTEND_BYTES / size;
+    /* Secure mode shuffles each batch: a batch of one block would come in address order. */
+    size_t least = page->secure ? 8 : 1;
+    /* Builds for debugging tools never hand out block 0 (secure mode has its own reason): the
+     * descriptor's `start` points at it, and a leak checker scanning the segment header would
+     * count a leaked block 0 as reachable. */
+    size_t skip = 0;
+#ifdef FA_TOOLS
+    skip = !page->secure && page->capacity == 0;
+#endif
+    if (count < least + skip)
+        count = least + skip;
+    if (count > (size_t)(page->reserved - page->capacity))
+        count = page->reserved - page->capacity;
+    char *first = (char *)page->start + (size_t)(page->capacity + skip) * size;
+    page->free = page->secure ? _fa_secure_new_blocks(page, first, count, page->free)
+                              : link_new_blocks(page, first, count - skip, page->free);
+    /* Other threads read capacity and limit to validate the pointers they free. */
+    uint16_t capacity = (uint16_t)(page->capacity + count);
+    __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
+    __atomic_store_n(&page->limit, capacity * (page->magic * size), __ATOMIC_RELAXED);
+    return true;
+}
+
+void _fa_page_collect(fa_page_t *page)
+{
+    if (!__atomic_load_n(&page->xfree, __ATOMIC_RELAXED))
+        return;
+    /* Acquire pairs with the release of the remote push: the block's links are visible. */
+    fa_block_t *list = __atomic_exchange_n(&page->xfree, NULL, __ATOMIC_ACQUIRE);
+    if (!list)
+        return;
+    uint32_t count = 1;
+    fa_block_t *tail = list;
+    for (fa_block_t *next; (next = fa_link_decode(tail->link)) != NULL; tail = next) {
+        if (!fa_page_has_block(page, (uintptr_t)next))
+            _fa_free_list_corrupt(page, "remote free list");
+        count++;
+    }
+    tail->link = fa_link_encode(page->free);
+    page->free = list;
+    page->used -= count;
+    page->xcollected += count;
+}

@@ -1,0 +1,150 @@
+/* Handing free memory back to the OS after FITALLOC_PURGE_DELAY milliseconds.
+ *
+ * Free pages, cached segments and cached large blocks carry the time they became free. A
+ * background thread (started by our constructor; in a fork child, at the first slow path)
+ * wakes when something is due and purges it, so memory returns even when the program stops calling
+ * the allocator. It sleeps without a timeout when nothing is pending; the first kick after that
+ * wakes it. With FITALLOC_PURGE_THREAD=0, or if the thread cannot be created, threads purge
+ * inline from the allocator's slow paths instead.
+ */
+#include "common/options.h"
+#include "engine/engine.h"
+#include "fitalloc.h"
+
+static uint32_t wake_word;    /* futex word: bumped to wake an idle purger */
+static uint32_t sleep_word;   /* futex word nobody changes: a timed sleep that kicks leave alone */
+static uint32_t purger_idle;  /* the purger sleeps with no timeout */
+static uint32_t purger_state; /* 0 none, 1 running */
+static fa_mutex_t pass_lock = FA_MUTEX_INIT;
+static uint32_t main_exited;      /* the program's main thread called pthread_exit */
+static uint64_t quick_poll_until; /* ms: a thread just ended, the last one may follow soon */
+
+/* One pass; returns milliseconds until the next item is due, or -1 if nothing is pending. */
+static long purge_run(bool force)
+{
+    long next = -1;
+    fa_mutex_lock(&pass_lock);
+    uint64_t now = _fa_os_now_ms();
+    _fa_segments_purge(now, force, &next);
+    _fa_large_purge(now, force, &next);
+    fa_mutex_unlock(&pass_lock);
+    return next;
+}
+
+void _fa_purge_pass(bool force)
+{
+    purge_run(force);
+}
+
+/* A process lives until its last thread ends, and the purger never ends by itself: once the
+ * main thread has left with pthread_exit, the purger checks whether it is the last thread
+ * standing (the exited main thread still counts as one) and then ends too. */
+static bool purger_alone(void)
+{
+    return __atomic_load_n(&main_exited, __ATOMIC_ACQUIRE) && _fa_os_thread_count() <= 2;
+}
+
+static void *purger_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        if (purger_alone()) {
+            __atomic_store_n(&purger_state, 0, __ATOMIC_RELEASE);
+            return NULL;
+        }
+        uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+        /* Announce idleness before looking: a kick after this point wakes us; a kick before
+         * it made its work visible to the pass below. */
+        __atomic_store_n(&purger_idle, 1, __ATOMIC_SEQ_CST);
+        long next = purge_run(false);
+        if (__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE)) {
+            /* Poll for the other threads' end: quickly right after a thread ended (so the
+             * process ends promptly after its last one), slowly otherwise. */
+            bool soon = _fa_os_now_ms() < __atomic_load_n(&quick_poll_until, __ATOMIC_RELAXED);
+            long poll = soon ? 1 : 100;
+            if (next < 0 || next > poll)
+                next = poll;
+        }
+        if (next >= 0) {
+            __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
+            _fa_os_futex_wait(&sleep_word, 0, next);
+        } else {
+            _fa_os_futex_wait(&wake_word, seen, -1);
+        }
+    }
+    return NULL;
+}
+
+void _fa_purge_thread_ended(bool main_thread)
+{
+    if (main_thread)
+        __atomic_store_n(&main_exited, 1, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&quick_poll_until, _fa_os_now_ms() + 20, __ATOMIC_RELAXED);
+    /* Cut a timed sleep short (FUTEX_WAKE needs no change of the word) or an idle one. */
+    _fa_os_futex_wake(&sleep_word, 1);
+    _fa_purge_kick();
+}
+
+void _fa_purge_kick(void)
+{
+    if (__atomic_load_n(&purger_idle, __ATOMIC_SEQ_CST) &&
+        __atomic_exchange_n(&purger_idle, 0, __ATOMIC_SEQ_CST)) {
+        __atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+        _fa_os_futex_wake(&wake_word, 1);
+    }
+}
+
+void _fa_purge_start(void)
+{
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&purger_state, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+        return;
+    int rc = _fa_os_thread_start(purger_main, 64 << 10);
+    if (rc != 0) {
+        fa_option(purge_thread) = 0;
+        if (fa_option(verbose))
+            _fa_message(2, "fitalloc: no purge thread (error %d): purging inline\n", rc);
+    }
+}
+
+void _fa_purge_safe_point(fa_heap_t *heap)
+{
+    if (fa_likely(fa_option(purge_thread))) {
+        /* Normally started by our constructor; again here in a fork child. */
+        if (fa_unlikely(!__atomic_load_n(&purger_state, __ATOMIC_RELAXED)) && _fa_started)
+            _fa_purge_start();
+        return;
+    }
+    uint64_t now = _fa_os_now_ms();
+    if (now < heap->next_purge)
+        return;
+    uint64_t delay = (uint64_t)fa_option(purge_delay);
+    heap->next_purge = now + (delay > 20 ? delay / 2 : 10);
+    purge_run(false);
+}
+
+void _fa_purge_after_fork(void)
+{
+    /* The purger did not follow us into the child. */
+    fa_mutex_reset(&pass_lock);
+    __atomic_store_n(&purger_state, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
+}
+
+void _fa_purge_fork_prepare(void)
+{
+    fa_mutex_lock(&pass_lock);
+}
+
+void _fa_purge_fork_parent(void)
+{
+    fa_mutex_unlock(&pass_lock);
+}
+
+FA_API void fa_collect(void)
+{
+    purge_run(true);
+}

@@ -1,0 +1,58 @@
+/* Reports of misuse: invalid pointers, double frees and free lists overwritten by the program.
+ * Each prints one line naming the caller and the pointer and aborts (SIGABRT). To tell a
+ * double free from a pointer that was never a block, it keeps a short record of recently freed
+ * large blocks (whose mappings may be gone) and reads the geometry that released pages keep. */
+#include "fitalloc.h"
+#include "engine/free_list.h"
+
+#define FA_FREED_LARGE_RECORD 64
+
+static struct {
+    uintptr_t block;
+    size_t size;
+} freed_large[FA_FREED_LARGE_RECORD];
+static unsigned freed_large_next;
+
+void _fa_large_freed(uintptr_t block, size_t size)
+{
+    unsigned i = __atomic_fetch_add(&freed_large_next, 1, __ATOMIC_RELAXED);
+    i %= FA_FREED_LARGE_RECORD;
+    __atomic_store_n(&freed_large[i].block, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&freed_large[i].size, size, __ATOMIC_RELAXED);
+    __atomic_store_n(&freed_large[i].block, block, __ATOMIC_RELEASE);
+}
+
+/* The size of the block p was, if p is a block fitalloc has handed out and taken back; else 0. */
+static size_t freed_block_size(uintptr_t p)
+{
+    for (size_t i = 0; i < FA_FREED_LARGE_RECORD; i++)
+        if (__atomic_load_n(&freed_large[i].block, __ATOMIC_ACQUIRE) == p)
+            return __atomic_load_n(&freed_large[i].size, __ATOMIC_RELAXED);
+    size_t chunk = p >> FA_SEG_SHIFT;
+    if (chunk >= FA_SEGMAP_SIZE ||
+        !fa_map_is_segment(__atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE)))
+        return 0;
+    fa_segment_t *seg = (fa_segment_t *)(p & ~FA_SEG_MASK);
+    if (seg->kind == FA_SEG_LARGE)
+        return 0;
+    /* A released page keeps its geometry until it serves another size class. */
+    fa_page_t *page = &seg->pages[(p & FA_SEG_MASK) >> seg->page_shift];
+    if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) == FA_PAGE_USED || page->magic == 0)
+        return 0;
+    uint64_t every_block = page->reserved * (page->magic * page->block_size);
+    return (p - page->start) * page->magic < every_block ? page->block_size : 0;
+}
+
+void _fa_bad_pointer(const char *caller, const void *p)
+{
+    size_t size = freed_block_size((uintptr_t)p);
+    if (size)
+        _fa_double_free(caller, p, size);
+    _fa_invalid_pointer(caller, p);
+}
+
+void _fa_free_list_corrupt(const fa_page_t *page, const char *list)
+{
+    _fa_fatal("fitalloc: heap corruption in the %s of the %u-byte page at %p\n", list,
+              page->block_size, (void *)page->start);
+}

@@ -1,0 +1,545 @@
+/* Secure mode (FITALLOC_SECURE=1): what the default mode's checks cannot see, paid for on the
+ * slow paths only. Secure pages are slow pages (types.h): never in a heap's direct slots, and
+ * their owner word carries FA_OWNER_SLOW, so every malloc and free of their blocks comes here
+ * (the fast paths are the default mode's, unchanged). A block of d bytes serving a request of
+ * n bytes:
+ *
+ *   | program's n bytes ...            | canary (64 bytes at most) | (not checked) | size word |
+ *   0                                  n                                           d-8         d
+ *
+ * - the size word is n encoded with the secret and the block's address; the canary follows the
+ *   request. free checks both (an overflow), and the size word of the block before (an
+ *   underflow crosses it first), when the freeing thread owns the page: only the owner writes
+ *   size words;
+ * - a free block keeps its size word; the 1 KiB after its list link and mark (the first 16),
+ *   or up to the size word if the block is smaller, hold the fill byte (the whole block, zeros,
+ *   with FITALLOC_SECURE_ZERO), and it waits in its freeing thread's quarantine
+ *   (FITALLOC_QUARANTINE bytes). Leaving the quarantine its link and mark are checked, and
+ *   malloc checks the fill and the size word before handing it out again: a write after free
+ *   is reported;
+ * - free lists are built in random order, so where the next block lands cannot be predicted;
+ * - free_sized and sized delete must name the size that was asked for.
+ * Large blocks get their own mapping with the canary on both sides and a guard page after.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine/free_list.h"
+#include "common/options.h"
+#include "engine/size_class.h"
+
+#define FA_TRAILER 16 /* at least 8 canary bytes and the size word */
+/* How much of a block the checks cover. An overflow is contiguous, so it crosses the first
+ * canary bytes after the request first: FA_CANARY_SPAN of them see it, and the slack of a
+ * medium block (up to a quarter of it) is not written on every malloc. A write after free
+ * lands mostly near a block's start (an object's first fields): the fill covers FA_FILL_SPAN
+ * bytes after the link and mark, or the whole block with FITALLOC_SECURE_ZERO, whose point
+ * is that nothing of the old contents is left. So the pages of a large medium block that the
+ * program never touches stay untouched (and out of its resident memory). */
+#define FA_CANARY_SPAN 64
+#define FA_FILL_SPAN 1024
+#define FA_QUARANTINE_SLOTS 2048
+
+bool _fa_secure;
+static uint8_t canary_byte;
+static uint8_t fill_byte;
+static size_t fill_span;
+
+/* A block in the quarantine and its page (which cannot go away: the block counts as used). */
+struct fa_held {
+    fa_block_t *block;
+    fa_page_t *page;
+};
+
+struct fa_quarantine {
+    struct fa_held held[FA_QUARANTINE_SLOTS]; /* a ring, oldest at `first` */
+    size_t first, count, bytes;
+    uint64_t rng; /* xorshift state for the random list order */
+};
+
+void _fa_secure_init(void)
+{
+    _fa_secure = fa_option(secure) != 0;
+    /* Bytes no program writes by accident often: neither 0 nor 0xff, and secret. */
+    uint64_t r = _fa_os_random();
+    canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
+    fill_byte = fa_option(secure_zero) ? 0 : (uint8_t)(0x80 | ((r >> 8) & 0x7e));
+    fill_span = fa_option(secure_zero) ? SIZE_MAX : FA_FILL_SPAN;
+}
+
+/* ---- reports ---- */
+
+FA_REPORT static void report(const char *caller, const void *p, const char *what, size_t n)
+{
+    _fa_fatal("fitalloc: %s(): %s of the %zu-byte block at %p\n", caller, what, n, p);
+}
+
+/* ---- the size word and the canary ---- */
+
+static uintptr_t size_word(uintptr_t block, size_t n)
+{
+    return n ^ _fa_list_secret ^ block;
+}
+
+/* The checks read every canary and fill byte, eight at a time: the first and the last eight
+ * of the range as two loads that may overlap, the words between 32 bytes a step with the
+ * differences or-ed together (one test in the end, and a loop the compiler can widen). Blocks
+ * are small, so the ends matter more than the loop. */
+static inline uint64_t load8(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
+{
+    uint64_t pattern = 0x0101010101010101ull * byte;
+    if (len < 8) {
+        unsigned diff = 0;
+        for (size_t i = 0; i < len; i++)
+            diff |= p[i] ^ byte;
+        return diff == 0;
+    }
+    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
+    size_t i = 8;
+    if (len > 128) {
+        /* Long ranges in vectors of 32 bytes (SSE2 pairs on any x86-64, one AVX2 register
+         * where the compiler may use it), differences or-ed together. */
+        typedef uint64_t vec __attribute__((vector_size(32), aligned(1)));
+        vec vdiff = {0, 0, 0, 0};
+        for (; i + 32 < len; i += 32) {
+            vec v;
+            memcpy(&v, p + i, 32);
+            vdiff |= v ^ pattern;
+        }
+        diff |= vdiff[0] | vdiff[1] | vdiff[2] | vdiff[3];
+    }
+    for (; i + 8 < len; i += 8)
+        diff |= load8(p + i) ^ pattern;
+    return diff == 0;
+}
+
+/* memset for the short ranges of small blocks, the same way round: no call for a few words. */
+static inline void set_bytes(uint8_t *p, size_t len, uint8_t byte)
+{
+    uint64_t pattern = 0x0101010101010101ull * byte;
+    if (len < 8 || len > 256) {
+        memset(p, byte, len);
+        return;
+    }
+    memcpy(p, &pattern, 8);
+    memcpy(p + len - 8, &pattern, 8);
+    for (size_t i = 8; i + 8 < len; i += 8)
+        memcpy(p + i, &pattern, 8);
+}
+
+/* Where the canary after a request of n bytes in a block of d ends. */
+static inline size_t canary_end(size_t n, size_t d)
+{
+    return n + FA_CANARY_SPAN < d - 8 ? n + FA_CANARY_SPAN : d - 8;
+}
+
+/* Where the fill of a free block of d bytes ends (it starts after the link and mark). */
+static inline size_t fill_end(size_t d)
+{
+    size_t room = d - 8 - sizeof(fa_block_t);
+    return sizeof(fa_block_t) + (room < fill_span ? room : fill_span);
+}
+
+/* The request size a size word records, or SIZE_MAX if the word is damaged. */
+static size_t word_size(const fa_page_t *page, uintptr_t block)
+{
+    size_t d = page->block_size;
+    size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
+    return n <= d - FA_TRAILER ? n : SIZE_MAX;
+}
+
+/* The size the size word says, for a report: the block's room if the word is damaged too. */
+static size_t claimed_size(const fa_page_t *page, uintptr_t block)
+{
+    size_t n = word_size(page, block);
+    return n != SIZE_MAX ? n : page->block_size - FA_TRAILER;
+}
+
+/* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged. */
+static size_t recorded_size(const fa_page_t *page, uintptr_t block)
+{
+    size_t n = word_size(page, block);
+    if (n == SIZE_MAX)
+        return n;
+    size_t end = canary_end(n, page->block_size);
+    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? n : SIZE_MAX;
+}
+
+size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
+{
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size - FA_TRAILER);
+    size_t n = recorded_size(page, (uintptr_t)p);
+    if (n == SIZE_MAX)
+        report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
+    return n;
+}
+
+/* A free block: everything after its link and mark holds the fill byte, up to a size word
+ * that is still valid. */
+static bool free_block_intact(const fa_page_t *page, uintptr_t block)
+{
+    return word_size(page, block) != SIZE_MAX &&
+           all_bytes((const uint8_t *)block + sizeof(fa_block_t),
+                     fill_end(page->block_size) - sizeof(fa_block_t), fill_byte);
+}
+
+/* ---- allocation ---- */
+
+static uint64_t next_random(fa_heap_t *heap)
+{
+    uint64_t x = heap->quarantine ? heap->quarantine->rng : 0;
+    if (!x)
+        x = _fa_os_random() | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    if (heap->quarantine)
+        heap->quarantine->rng = x;
+    return x;
+}
+
+/* New blocks of a secure page: free blocks (the fill, a size word for 0 bytes), linked in
+ * random order (extend). */
+fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest)
+{
+    size_t d = page->block_size;
+    for (size_t i = 0; i < count; i++) {
+        uintptr_t b = (uintptr_t)first + i * d;
+        memset((void *)b, fill_byte, fill_end(d));
+        *(uintptr_t *)(b + d - 8) = size_word(b, 0);
+    }
+    /* The page's first block is never handed out: its trailer guards the second block's
+     * start, so an underflow of any block is seen whatever the random order put first. */
+    size_t from = (uintptr_t)first == page->start;
+    size_t k = count - from;
+    uint16_t order[FA_EXTEND_MAX_BLOCKS];
+    for (size_t i = 0; i < k; i++)
+        order[i] = (uint16_t)(from + i);
+    fa_heap_t *heap = _fa_heap_tls;
+    for (size_t i = k; i > 1; i--) { /* Fisher-Yates */
+        size_t j = next_random(heap) % i;
+        uint16_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    fa_block_t *list = rest;
+    for (size_t i = 0; i < k; i++) {
+        fa_block_t *b = (fa_block_t *)(first + (size_t)order[i] * d);
+        b->link = fa_link_encode(list);
+        b->mark = fa_page_mark(page);
+        list = b;
+    }
+    return list;
+}
+
+static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
+{
+    fa_page_t *page = _fa_heap_find_page(heap, bin);
+    if (!page)
+        return NULL;
+    /* A page set up before secure mode began (options read late, the page adopted) serves
+     * its blocks as it always did. */
+    if (!page->secure)
+        return fa_page_pop(page);
+    if (!fa_link_usable(page->free))
+        _fa_free_list_corrupt(page, "free list");
+    if (!free_block_intact(page, (uintptr_t)page->free))
+        report("malloc", page->free, "write after free", page->block_size - FA_TRAILER);
+    fa_block_t *block = fa_page_pop(page);
+    uintptr_t b = (uintptr_t)block;
+    size_t d = page->block_size;
+    block->link = block->mark = 0; /* no encoded link shown to the program */
+    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n);
+    return block;
+}
+
+/* realloc in place: a new request that still leaves room for the trailer gets a new one. */
+bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
+{
+    size_t d = page->block_size;
+    if (n > d - FA_TRAILER)
+        return false;
+    uintptr_t b = (uintptr_t)p;
+    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n);
+    return true;
+}
+
+/* The size class a secure request of n bytes aligned to `alignment` is served from; FA_BINS if
+ * it is a large block. */
+static size_t secure_bin(size_t n, size_t alignment)
+{
+    /* At least 32 bytes: a free block's link and mark must not cover its trailer. */
+    size_t need = n + FA_TRAILER < 2 * FA_TRAILER ? 2 * FA_TRAILER : n + FA_TRAILER;
+    if (need < alignment)
+        need = alignment;
+    /* Big blocks are only 16-byte aligned (types.h): aligned requests stop at the medium
+     * classes. */
+    size_t max = alignment > FA_ALIGN ? FA_MEDIUM_MAX : FA_CLASS_MAX;
+    if (n > max || need > max)
+        return FA_BINS;
+    size_t bin = fa_bin_of(need);
+    while (bin < FA_BINS && fa_bin_size(bin) % alignment)
+        bin++;
+    return bin;
+}
+
+void *_fa_secure_alloc(size_t n, size_t alignment)
+{
+    size_t bin = secure_bin(n, alignment);
+    if (bin == FA_BINS)
+        return _fa_large_alloc(n, alignment, false);
+    fa_heap_t *heap = _fa_heap_tls;
+    if (heap == &_fa_heap_empty)
+        heap = _fa_heap_init_thread();
+    void *p = heap ? secure_malloc(heap, n, bin) : NULL;
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+/* ---- free and the quarantine ---- */
+
+static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
+{
+    if (!heap->quarantine) {
+        heap->quarantine = _fa_os_map_aligned(sizeof(struct fa_quarantine), FA_OS_PAGE);
+        if (heap->quarantine)
+            heap->quarantine->rng = _fa_os_random() | 1;
+    }
+    return heap->quarantine;
+}
+
+/* A block in the quarantine must be as it was freed: link and mark as set (whole: size word
+ * and fill too); else `caller` reports a write after free. */
+static void check_quarantined(const struct fa_held *held, const char *caller, bool whole)
+{
+    const fa_block_t *block = held->block;
+    if (block->link != fa_link_encode(NULL) || block->mark != fa_page_mark(held->page) ||
+        (whole && !free_block_intact(held->page, (uintptr_t)block)))
+        report(caller, block, "write after free", held->page->block_size - FA_TRAILER);
+}
+
+/* The oldest block leaves the quarantine: its link and mark, which the free list is about to
+ * overwrite, are checked (malloc checks the rest before handing it out). */
+static void release_oldest(struct fa_quarantine *q)
+{
+    struct fa_held *held = &q->held[q->first];
+    q->first = (q->first + 1) % FA_QUARANTINE_SLOTS;
+    q->count--;
+    q->bytes -= held->page->block_size;
+    check_quarantined(held, "free", false);
+    _fa_free_block(held->page, held->block);
+}
+
+void _fa_secure_flush(fa_heap_t *heap)
+{
+    while (heap->quarantine && heap->quarantine->count)
+        release_oldest(heap->quarantine);
+}
+
+void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
+{
+    uintptr_t b = (uintptr_t)p;
+    size_t d = page->block_size;
+    size_t n = recorded_size(page, b);
+    if (n == SIZE_MAX)
+        report(caller, p, "heap overflow", claimed_size(page, b));
+    fa_heap_t *heap = _fa_heap_tls;
+    /* An underflow crosses the size word of the block before first; only the page's owner
+     * reads it (only the owner writes size words, so no other thread can see one half done). */
+    bool owner = fa_owner_heap(__atomic_load_n(&page->owner, __ATOMIC_RELAXED)) == heap;
+    if (owner && b != page->start && word_size(page, b - d) == SIZE_MAX)
+        report(caller, p, "heap underflow (into the block before it)", n);
+    if (size && size != n)
+        _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
+                  caller, size, n, p);
+    set_bytes((uint8_t *)p + sizeof(fa_block_t), fill_end(d) - sizeof(fa_block_t), fill_byte);
+    fa_block_t *block = p;
+    block->link = fa_link_encode(NULL);
+    block->mark = fa_page_mark(page);
+    if (heap == &_fa_heap_empty)
+        heap = _fa_heap_init_thread();
+    struct fa_quarantine *q = heap ? quarantine_of(heap) : NULL;
+    if (!q) {
+        _fa_free_block(page, block);
+        return;
+    }
+    /* The newest block always stays, however big: it must not be the next one handed out. */
+    size_t limit = (size_t)fa_option(quarantine);
+    while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
+        release_oldest(q);
+    q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] = (struct fa_held){block, page};
+    q->count++;
+    q->bytes += d;
+}
+
+/* At exit: blocks still in the quarantine must be as they were freed. */
+void _fa_secure_check_quarantine(void)
+{
+    struct fa_quarantine *q = _fa_heap_tls->quarantine;
+    for (size_t i = 0; q && i < q->count; i++)
+        check_quarantined(&q->held[(q->first + i) % FA_QUARANTINE_SLOTS], "exit", true);
+}
+
+/* ---- large blocks ---- */
+
+/* Freed large mappings stay reserved for a while, their start inaccessible: a write after free
+ * there faults, and the address does not come back at once (the newest retired mapping is
+ * never taken; skipping more of them faults more pages in again). Their memory is kept for
+ * reuse while the kept bytes stay within FITALLOC_LARGE_CACHE (as the default mode's cache),
+ * else emptied. mprotect costs in proportion to the pages a range holds, so a kept mapping is
+ * made inaccessible only up to FA_LARGE_PROTECT_SPAN bytes into its block (where writes after
+ * free land mostly), an emptied one (which holds no pages) as a whole. */
+#define FA_LARGE_QUARANTINE 16
+#define FA_LARGE_RECENT 1
+#define FA_LARGE_PROTECT_SPAN ((size_t)64 << 10)
+static struct {
+    void *base;
+    size_t size;
+    size_t protected; /* bytes from base made inaccessible (the guard page at the end too) */
+    uintptr_t block;  /* the block it held (an emptied mapping's header is gone) */
+    bool emptied;
+} retired[FA_LARGE_QUARANTINE];
+static size_t retired_next; /* the oldest entry; the ring's next slot */
+static size_t kept_bytes;   /* memory still held by retired mappings that were not emptied */
+
+/* A retired mapping for `size` bytes, made accessible again and fitted (as the default mode's
+ * cache does: the smallest one large enough, else the largest, grown); NULL if none. */
+fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed)
+{
+    size_t pick = FA_LARGE_QUARANTINE;
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t k = 0; k + FA_LARGE_RECENT < FA_LARGE_QUARANTINE; k++) {
+        size_t i = (retired_next + k) % FA_LARGE_QUARANTINE;
+        size_t cand = retired[i].size;
+        /* Growing would move a mapping aligned beyond a segment off its alignment. */
+        if (!retired[i].base || (uintptr_t)retired[i].base % align ||
+            (align > FA_SEG_SIZE && cand < size))
+            continue;
+        if (pick == FA_LARGE_QUARANTINE) {
+            pick = i;
+            continue;
+        }
+        size_t have = retired[pick].size;
+        if (have >= size ? (cand >= size && cand < have) : cand > have)
+            pick = i;
+    }
+    fa_segment_t *seg = NULL;
+    size_t mapped = 0, protected = 0;
+    uintptr_t block = 0;
+    if (pick < FA_LARGE_QUARANTINE) {
+        seg = retired[pick].base;
+        mapped = retired[pick].size;
+        protected = retired[pick].protected;
+        block = retired[pick].block;
+        *zeroed = retired[pick].emptied;
+        if (!retired[pick].emptied)
+            kept_bytes -= mapped;
+        retired[pick].base = NULL;
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    if (!seg)
+        return NULL;
+    _fa_os_unprotect(seg, protected);
+    if (protected < mapped) /* the guard page: the mapping may be fitted to another size */
+        _fa_os_unprotect((char *)seg + mapped - FA_OS_PAGE, FA_OS_PAGE);
+    seg->mapped = mapped;
+    seg->large_slack = 0;
+    seg->large_block = block;
+    return _fa_large_fit_mapping(seg, size);
+}
+
+void _fa_secure_large_retire(fa_segment_t *seg)
+{
+    void *base = seg;
+    size_t size = seg->mapped;
+    uintptr_t block = seg->large_block; /* the header cannot be read once it is protected */
+    fa_mutex_lock(&_fa_global_lock);
+    bool empty = kept_bytes + size > (size_t)fa_option(large_cache);
+    if (!empty)
+        kept_bytes += size;
+    fa_mutex_unlock(&_fa_global_lock);
+    /* Inaccessible before it joins the ring, where another thread may take it at once. */
+    size_t protected = size;
+    if (empty)
+        _fa_os_purge(base, size);
+    else if (block - (uintptr_t)base + FA_LARGE_PROTECT_SPAN < size)
+    protected = fa_align_up(block - (uintptr_t)base + FA_LARGE_PROTECT_SPAN, FA_OS_PAGE);
+    _fa_os_protect(base, protected);
+    fa_mutex_lock(&_fa_global_lock);
+    size_t i = retired_next++ % FA_LARGE_QUARANTINE;
+    void *old = retired[i].base;
+    size_t old_size = retired[i].size;
+    if (old && !retired[i].emptied)
+        kept_bytes -= old_size;
+    retired[i].base = base;
+    retired[i].size = size;
+    retired[i].protected = protected;
+    retired[i].block = block;
+    retired[i].emptied = empty;
+    fa_mutex_unlock(&_fa_global_lock);
+    if (old)
+        _fa_large_unmap(old, old_size);
+}
+
+/* A large block's canary after it: an overflow is contiguous, so it crosses these bytes
+ * first, and the rest of the slack up to the guard page (up to an eighth of the block after a
+ * realloc) need not be written on every allocation. */
+#define FA_LARGE_CANARY 64
+
+static size_t large_canary(const fa_segment_t *seg, size_t n)
+{
+    size_t room = seg->mapped - FA_OS_PAGE - (seg->large_block - (uintptr_t)seg) - n;
+    return room < FA_LARGE_CANARY ? room : FA_LARGE_CANARY;
+}
+
+/* Canary bytes between the header and the block, and after the block; the guard page. */
+void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
+{
+    uintptr_t header_end = (uintptr_t)&seg->pages[1];
+    memset((void *)header_end, canary_byte, seg->large_block - header_end);
+    memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
+    _fa_os_protect((char *)seg + seg->mapped - FA_OS_PAGE, FA_OS_PAGE);
+}
+
+/* realloc of a large block: its guard page joins the mapping again, the mapping is resized
+ * (mremap, as in the default mode) with room for a new guard page after the new size. */
+void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
+{
+    void *guard = (char *)seg + seg->mapped - FA_OS_PAGE;
+    _fa_os_unprotect(guard, FA_OS_PAGE);
+    void *q = n <= PTRDIFF_MAX - FA_OS_PAGE ? _fa_large_realloc(seg, n + FA_OS_PAGE) : NULL;
+    if (!q) {
+        _fa_os_protect(guard, FA_OS_PAGE);
+        return NULL;
+    }
+    seg = _fa_large_header((uintptr_t)q);
+    fa_count(large_in_use, n - seg->large_usable);
+    seg->large_usable = n;
+    _fa_secure_large_setup(seg, n);
+    return q;
+}
+
+void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size)
+{
+    uintptr_t header_end = (uintptr_t)&seg->pages[1];
+    size_t n = seg->large_usable;
+    void *p = (void *)seg->large_block;
+    if (!all_bytes((const uint8_t *)header_end, seg->large_block - header_end, canary_byte))
+        report(caller, p, "heap underflow", n);
+    if (!all_bytes((const uint8_t *)p + n, large_canary(seg, n), canary_byte))
+        report(caller, p, "heap overflow", n);
+    if (size && size != n)
+        _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
+                  caller, size, n, p);
+}

@@ -1,0 +1,365 @@
+/* Segments: 4 MiB-aligned mappings carved into pages of one size (see types.h).
+ *
+ * A segment is in exactly one place: a heap's list (owned), the abandoned list (its thread
+ * exited with live blocks in it), the cache (empty, kept for reuse until the purge delay ends)
+ * or the cold list (empty, memory handed back; small and medium segments are never
+ * unmapped). Every small and medium segment is also on the registry, which the purger walks
+ * to hand free pages back to the OS; the registry, the cache and the abandoned list are
+ * guarded by _fa_global_lock. Pages change state with compare-and-swap, so the owner and the purger
+ * never both touch a free page (see enum fa_page_state).
+ */
+#include <string.h>
+
+#include "engine/free_list.h"
+#include "common/options.h"
+
+uint8_t _fa_segmap[FA_SEGMAP_SIZE];
+fa_mutex_t _fa_global_lock = FA_MUTEX_INIT;
+
+static fa_segment_t *registry;
+static fa_segment_t *cache;
+static size_t cache_count;
+static fa_segment_t *abandoned;
+static fa_segment_t *cold;     /* empty, memory purged, address range kept (see below) */
+static size_t abandoned_count; /* read without the lock to skip it when zero */
+
+static const uint8_t page_shift_of[3] = {FA_SMALL_PAGE_SHIFT, FA_MEDIUM_PAGE_SHIFT,
+                                         FA_BIG_PAGE_SHIFT};
+static const size_t first_offset_of[3] = {FA_SMALL_FIRST_PAGE, FA_MEDIUM_FIRST_PAGE,
+                                          FA_BIG_FIRST_PAGE};
+
+size_t _fa_segment_first_offset(int kind)
+{
+    return first_offset_of[kind];
+}
+
+/* Bytes of metadata at the start of a segment that are really touched. */
+static size_t header_bytes(const fa_segment_t *seg)
+{
+    return fa_align_up(sizeof(fa_segment_t) + seg->page_count * sizeof(fa_page_t), FA_OS_PAGE);
+}
+
+static size_t page_bytes(const fa_segment_t *seg, const fa_page_t *page)
+{
+    size_t index = (size_t)(page - seg->pages);
+    size_t size = (size_t)1 << seg->page_shift;
+    return index ? size : size - _fa_segment_first_offset(seg->kind);
+}
+
+static uintptr_t page_area(const fa_segment_t *seg, const fa_page_t *page)
+{
+    size_t index = (size_t)(page - seg->pages);
+    return index ? (uintptr_t)seg + (index << seg->page_shift)
+                 : (uintptr_t)seg + _fa_segment_first_offset(seg->kind);
+}
+
+void _fa_segmap_set(uintptr_t start, size_t chunks, uint8_t first, uint8_t rest)
+{
+    size_t chunk = start >> FA_SEG_SHIFT;
+    __atomic_store_n(&_fa_segmap[chunk], first, __ATOMIC_RELEASE);
+    for (size_t i = 1; i < chunks; i++)
+        __atomic_store_n(&_fa_segmap[chunk + i], rest, __ATOMIC_RELEASE);
+}
+
+/* With the lock held: give a cached segment's memory back to the OS but keep its address range,
+ * forever. A thread that has just pushed a remote free may still read the owner word of a page
+ * in it (free.c), so the range must stay readable, and its page descriptors must then read as
+ * "no owner": purged memory reads as zero, which is exactly an unowned CLEAN page. The first OS
+ * page (the segment's own fields and list link) stays; its descriptors are zeroed by hand. */
+static void segment_make_cold_locked(fa_segment_t *seg)
+{
+    if (seg->all_prev)
+        seg->all_prev->all_next = seg->all_next;
+    else
+        registry = seg->all_next;
+    if (seg->all_next)
+        seg->all_next->all_prev = seg->all_prev;
+    seg->all_next = seg->all_prev = NULL;
+    _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
+    int64_t committed = (int64_t)header_bytes(seg);
+    for (size_t i = 0; i < seg->page_count; i++)
+        if (__atomic_load_n(&seg->pages[i].state, __ATOMIC_RELAXED) != FA_PAGE_CLEAN)
+            committed += (int64_t)page_bytes(seg, &seg->pages[i]);
+    char *first_page_end = (char *)seg + FA_OS_PAGE;
+    /* Word by word and atomically: a remote freer may still read these descriptors (above). */
+    for (uint64_t *w = (uint64_t *)seg->pages; w < (uint64_t *)first_page_end; w++)
+        __atomic_store_n(w, 0, __ATOMIC_RELAXED);
+    _fa_os_purge(first_page_end, FA_SEG_SIZE - FA_OS_PAGE);
+    _fa_stats_commit(-(committed - FA_OS_PAGE));
+    fa_count(purged, (uint64_t)(committed - FA_OS_PAGE));
+    fa_segment_list_push(&cold, seg);
+}
+
+static void segment_register(fa_segment_t *seg, int kind)
+{
+    seg->kind = (uint8_t)kind;
+    seg->page_shift = page_shift_of[kind];
+    seg->page_count = (uint16_t)(FA_SEG_SIZE >> seg->page_shift);
+    seg->used_pages = 0;
+    seg->heap = NULL;
+    seg->mapped = FA_SEG_SIZE;
+    fa_mutex_lock(&_fa_global_lock);
+    seg->all_prev = NULL;
+    seg->all_next = registry;
+    if (registry)
+        registry->all_prev = seg;
+    registry = seg;
+    fa_mutex_unlock(&_fa_global_lock);
+    _fa_segmap_set((uintptr_t)seg, 1, seg->page_shift, FA_MAP_NONE);
+}
+
+static fa_segment_t *segment_new(int kind)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    for (fa_segment_t *seg = cache; seg; seg = seg->next) {
+        if (seg->kind == kind) {
+            fa_segment_list_remove(&cache, seg);
+            cache_count--;
+            fa_mutex_unlock(&_fa_global_lock);
+            return seg;
+        }
+    }
+    fa_segment_t *seg = cold;
+    if (seg)
+        fa_segment_list_remove(&cold, seg);
+    fa_mutex_unlock(&_fa_global_lock);
+    if (seg) {
+        /* All its pages are CLEAN (zero); only the header is touched again. */
+        segment_register(seg, kind);
+        _fa_stats_commit((int64_t)header_bytes(seg) - FA_OS_PAGE);
+        return seg;
+    }
+    seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
+    if (!seg)
+        return NULL;
+    if (fa_option(huge_pages))
+        _fa_os_huge(seg, FA_SEG_SIZE);
+    /* Fresh anonymous memory is zero: every page starts CLEAN. */
+    fa_count(reserved, FA_SEG_SIZE);
+    fa_count(segments, 1);
+    segment_register(seg, kind);
+    _fa_stats_commit((int64_t)header_bytes(seg));
+    return seg;
+}
+
+/* Claim a free page of seg in state `want` for its owner; NULL if none. */
+static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
+{
+    for (size_t i = 0; i < seg->page_count; i++) {
+        fa_page_t *page = &seg->pages[i];
+        uint8_t state = want;
+        /* Acquire: if the purger just cleaned it, its madvise happened before our use. */
+        if (__atomic_load_n(&page->state, __ATOMIC_RELAXED) != want ||
+            !__atomic_compare_exchange_n(&page->state, &state, FA_PAGE_USED, false,
+                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            continue;
+        if (want == FA_PAGE_CLEAN)
+            _fa_stats_commit((int64_t)page_bytes(seg, page));
+        seg->used_pages++;
+        return page;
+    }
+    return NULL;
+}
+
+fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin)
+{
+    int kind = fa_bin_kind(bin);
+    fa_page_t *page = NULL;
+    /* Reuse memory we already touched (DIRTY) before touching new memory (CLEAN). */
+    for (uint8_t want = FA_PAGE_DIRTY; !page && want != FA_PAGE_USED;
+         want = want == FA_PAGE_DIRTY ? FA_PAGE_CLEAN : FA_PAGE_USED)
+        for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
+            if (seg->used_pages < seg->page_count)
+                page = segment_take_page(seg, want);
+    if (page)
+        _fa_page_init(page, heap, bin);
+    return page;
+}
+
+fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
+{
+    int kind = fa_bin_kind(bin);
+    fa_segment_t *seg = segment_new(kind);
+    if (!seg)
+        return NULL;
+    seg->heap = heap;
+    fa_segment_list_push(&heap->segments[kind], seg);
+    /* A cached segment has DIRTY pages; a new or cold one only CLEAN ones. */
+    fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
+    if (!page)
+        page = segment_take_page(seg, FA_PAGE_CLEAN);
+    if (!page)
+        return NULL;
+    _fa_page_init(page, heap, bin);
+    return page;
+}
+
+void _fa_page_release(fa_page_t *page)
+{
+    fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
+    __atomic_add_fetch(&_fa_counters.bin_frees[page->bin], fa_page_frees(page), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&_fa_counters.collected[page->bin], page->xcollected, __ATOMIC_RELAXED);
+    page->xcollected = 0;
+    page->free = NULL;
+    page->capacity = 0;
+    __atomic_store_n(&page->limit, 0, __ATOMIC_RELAXED); /* no block of it may be freed now */
+    page->tally = 0;
+    __atomic_store_n(&page->owner, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay),
+                     __ATOMIC_RELAXED);
+    /* Release: the fields above are written before the purger may see the page as DIRTY. */
+    __atomic_store_n(&page->state, FA_PAGE_DIRTY, __ATOMIC_RELEASE);
+    seg->used_pages--;
+    _fa_purge_kick();
+}
+
+void _fa_segment_release(fa_segment_t *seg)
+{
+    seg->heap = NULL;
+    seg->cached_at = _fa_os_now_ms();
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_list_push(&cache, seg);
+    cache_count++;
+    if (cache_count > (size_t)fa_option(segment_cache)) {
+        fa_segment_t *oldest = cache;
+        while (oldest->next)
+            oldest = oldest->next;
+        fa_segment_list_remove(&cache, oldest);
+        cache_count--;
+        segment_make_cold_locked(oldest);
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    _fa_purge_kick();
+}
+
+void _fa_segment_abandon(fa_segment_t *seg)
+{
+    seg->heap = NULL;
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_list_push(&abandoned, seg);
+    __atomic_add_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
+    fa_mutex_unlock(&_fa_global_lock);
+    fa_count(abandoned, 1);
+    _fa_purge_kick();
+}
+
+fa_segment_t *_fa_segment_pop_abandoned(int kind)
+{
+    if (!__atomic_load_n(&abandoned_count, __ATOMIC_RELAXED))
+        return NULL;
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_t *seg = abandoned;
+    while (seg && seg->kind != kind)
+        seg = seg->next;
+    if (seg) {
+        fa_segment_list_remove(&abandoned, seg);
+        __atomic_sub_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    if (seg)
+        fa_count(abandoned, (uint64_t)-1);
+    return seg;
+}
+
+/* With the lock held: collect remote frees in an abandoned segment; an empty one is cached. */
+static void reclaim_abandoned_locked(fa_segment_t *seg)
+{
+    for (size_t i = 0; i < seg->page_count && seg->used_pages > 0; i++) {
+        fa_page_t *page = &seg->pages[i];
+        if (__atomic_load_n(&page->state, __ATOMIC_RELAXED) != FA_PAGE_USED)
+            continue;
+        _fa_page_collect(page);
+        if (page->used == 0)
+            _fa_page_release(page);
+    }
+    if (seg->used_pages == 0) {
+        fa_segment_list_remove(&abandoned, seg);
+        __atomic_sub_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
+        fa_count(abandoned, (uint64_t)-1);
+        seg->cached_at = _fa_os_now_ms();
+        fa_segment_list_push(&cache, seg);
+        cache_count++;
+    }
+}
+
+static void note_due(long *next, uint64_t due, uint64_t now)
+{
+    long wait = due > now ? (long)(due - now) : 1;
+    if (*next < 0 || wait < *next)
+        *next = wait;
+}
+
+void _fa_segments_purge(uint64_t now, bool force, long *next)
+{
+    uint64_t delay = (uint64_t)fa_option(purge_delay);
+    fa_mutex_lock(&_fa_global_lock);
+    for (fa_segment_t *seg = abandoned, *after; seg; seg = after) {
+        after = seg->next;
+        reclaim_abandoned_locked(seg);
+    }
+    if (abandoned)
+        note_due(next, now + 1000, now);
+    for (fa_segment_t *seg = cache, *after; seg; seg = after) {
+        after = seg->next;
+        if (force || seg->cached_at + delay <= now) {
+            fa_segment_list_remove(&cache, seg);
+            cache_count--;
+            segment_make_cold_locked(seg);
+        } else {
+            note_due(next, seg->cached_at + delay, now);
+        }
+    }
+    for (fa_segment_t *seg = registry; seg; seg = seg->all_next) {
+        for (size_t i = 0; i < seg->page_count; i++) {
+            fa_page_t *page = &seg->pages[i];
+            uint8_t state = FA_PAGE_DIRTY;
+            if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_DIRTY)
+                continue;
+            uint64_t due = __atomic_load_n(&page->purge_at, __ATOMIC_RELAXED);
+            if (!force && due > now) {
+                note_due(next, due, now);
+                continue;
+            }
+            if (!__atomic_compare_exchange_n(&page->state, &state, FA_PAGE_PURGING, false,
+                                             __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+                continue;
+            size_t bytes = page_bytes(seg, page);
+            _fa_os_purge((void *)page_area(seg, page), bytes);
+            _fa_stats_commit(-(int64_t)bytes);
+            fa_count(purged, bytes);
+            __atomic_store_n(&page->state, FA_PAGE_CLEAN, __ATOMIC_RELEASE);
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    for (fa_segment_t *seg = registry; seg; seg = seg->all_next)
+        fn(seg, arg);
+    fa_mutex_unlock(&_fa_global_lock);
+}
+
+fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)
+{
+    uintptr_t a = (uintptr_t)p;
+    size_t chunk = a >> FA_SEG_SHIFT;
+    *page_out = NULL;
+    if (chunk >= FA_SEGMAP_SIZE || (a & (FA_ALIGN - 1)))
+        return NULL;
+    uint8_t entry = __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE);
+    if (entry == FA_MAP_INTERIOR)
+        return _fa_large_header(a);
+    if (!fa_map_is_segment(entry))
+        return NULL;
+    fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
+    if (seg->kind == FA_SEG_LARGE)
+        return seg;
+    fa_page_t *page = &seg->pages[(a - (uintptr_t)seg) >> seg->page_shift];
+    if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED ||
+        !fa_page_has_block(page, a))
+        return NULL;
+    *page_out = page;
+    return seg;
+}

@@ -1,0 +1,167 @@
+/* Statistics: global counters (engine.h), per-page counters summed on demand, and the
+ * report printed by FITALLOC_STATS=1. */
+#include <string.h>
+
+#include "engine/engine.h"
+#include "common/options.h"
+#include "engine/size_class.h"
+#include "fitalloc.h"
+
+struct fa_counters _fa_counters;
+
+void _fa_stats_commit(int64_t delta)
+{
+    uint64_t now = __atomic_add_fetch(&_fa_counters.committed, (uint64_t)delta, __ATOMIC_RELAXED);
+    uint64_t peak = __atomic_load_n(&_fa_counters.peak_committed, __ATOMIC_RELAXED);
+    while (delta > 0 && now > peak &&
+           !__atomic_compare_exchange_n(&_fa_counters.peak_committed, &peak, now, true,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+/* Pages and heaps in use belong to other threads, whose counters change under us: the
+ * snapshot is approximate by design (see fitalloc-stats.h), so the reads are deliberately
+ * unsynchronized.
+ *
+ * Per class: allocs = frees + live, and a page's frees (fa_page_frees) count local frees plus the remote
+ * frees its owner collected. Remote frees not collected yet are still in `used`; their number
+ * is (remote frees counted by the freeing threads) - (remote frees collected by owners). */
+struct snapshot {
+    struct fa_stats *out;
+    int64_t pending[FA_BINS];
+};
+
+__attribute__((no_sanitize("thread"))) static void add_pages(fa_segment_t *seg, void *arg)
+{
+    struct snapshot *snap = arg;
+    for (size_t i = 0; i < seg->page_count; i++) {
+        const fa_page_t *page = &seg->pages[i];
+        if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
+            continue;
+        struct fa_stats_class *c = &snap->out->size_class[page->bin];
+        c->frees += fa_page_frees(page);
+        c->allocs += page->tally >> 16;
+        snap->pending[page->bin] -= (int64_t)page->xcollected;
+    }
+}
+
+__attribute__((no_sanitize("thread"))) static void add_heap(const fa_heap_t *heap, void *arg)
+{
+    struct snapshot *snap = arg;
+    for (size_t bin = 0; bin < FA_BINS; bin++)
+        snap->pending[bin] += (int64_t)heap->remote_frees[bin];
+}
+
+FA_API int fa_stats_get(struct fa_stats *out)
+{
+    if (!out || out->size < sizeof *out)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->size = sizeof *out;
+    out->version = FA_STATS_VERSION;
+    struct snapshot snap = {.out = out};
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
+        uint64_t frees = __atomic_load_n(&_fa_counters.bin_frees[bin], __ATOMIC_RELAXED);
+        out->size_class[bin].block_size = fa_bin_size(bin);
+        out->size_class[bin].frees = frees;
+        out->size_class[bin].allocs = frees;
+        snap.pending[bin] =
+            (int64_t)(__atomic_load_n(&_fa_counters.remote_frees[bin], __ATOMIC_RELAXED) -
+                      __atomic_load_n(&_fa_counters.collected[bin], __ATOMIC_RELAXED));
+    }
+    _fa_segments_foreach(add_pages, &snap);
+    _fa_heaps_foreach(add_heap, &snap);
+#define FA_COUNTER_LOAD(name) uint64_t name = __atomic_load_n(&_fa_counters.name, __ATOMIC_RELAXED);
+    FA_COUNTERS(FA_COUNTER_LOAD)
+#undef FA_COUNTER_LOAD
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
+        struct fa_stats_class *c = &out->size_class[bin];
+        /* Racing counters may make `pending` briefly negative or too big: clamp. */
+        int64_t pending = snap.pending[bin];
+        uint64_t live = c->allocs - c->frees;
+        if (pending > 0)
+            c->frees += (uint64_t)pending < live ? (uint64_t)pending : live;
+        c->live = c->allocs - c->frees;
+        out->allocs += c->allocs;
+        out->frees += c->frees;
+        out->bytes_in_use += c->live * c->block_size;
+    }
+    out->large_allocs = large_allocs;
+    out->large_frees = large_frees;
+    out->large_in_use = large_in_use;
+    out->allocs += large_allocs;
+    out->frees += large_frees;
+    out->bytes_in_use += large_in_use;
+    out->reserved = reserved;
+    out->committed = committed;
+    out->peak_committed = peak_committed;
+    out->purged = purged;
+    out->segments = segments;
+    out->threads = threads;
+    out->abandoned = abandoned;
+    return 0;
+}
+
+/* The report, as text lines or (json) one JSON object on one line. */
+void _fa_stats_print(int fd, bool json)
+{
+    struct fa_stats s;
+    s.size = sizeof s;
+    fa_stats_get(&s);
+    const struct {
+        const char *text, *key;
+        uint64_t value;
+        bool bytes;
+    } rows[] = {
+        {"allocs", "allocs", s.allocs, false},
+        {"frees", "frees", s.frees, false},
+        {"in use", "bytes_in_use", s.bytes_in_use, true},
+        {"large allocs", "large_allocs", s.large_allocs, false},
+        {"large frees", "large_frees", s.large_frees, false},
+        {"large in use", "large_in_use", s.large_in_use, true},
+        {"reserved", "reserved", s.reserved, true},
+        {"committed", "committed", s.committed, true},
+        {"peak committed", "peak_committed", s.peak_committed, true},
+        {"purged", "purged", s.purged, true},
+        {"segments", "segments", s.segments, false},
+        {"threads", "threads", s.threads, false},
+        {"abandoned segments", "abandoned", s.abandoned, false},
+    };
+    if (json)
+        _fa_message(fd, "{\"fitalloc\": {\"pid\": %d", _fa_os_pid());
+    else
+        _fa_message(fd, "fitalloc: statistics (pid %d)\n", _fa_os_pid());
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        unsigned long long v = (unsigned long long)rows[i].value;
+        if (json)
+            _fa_message(fd, ", \"%s\": %llu", rows[i].key, v);
+        else
+            _fa_message(fd, "  %s: %llu%s\n", rows[i].text, v, rows[i].bytes ? " bytes" : "");
+    }
+    if (json)
+        _fa_message(fd, ", \"size_classes\": [");
+    else
+        _fa_message(fd, "  %8s %14s %14s %12s\n", "block", "allocs", "frees", "live");
+    bool first = true;
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
+        const struct fa_stats_class *c = &s.size_class[bin];
+        if (!c->allocs)
+            continue;
+        unsigned long long size = c->block_size, allocs = c->allocs, frees = c->frees,
+                           live = c->live;
+        if (json)
+            _fa_message(fd,
+                        "%s{\"block\": %llu, \"allocs\": %llu, \"frees\": %llu, \"live\": %llu}",
+                        first ? "" : ", ", size, allocs, frees, live);
+        else
+            _fa_message(fd, "  %8llu %14llu %14llu %12llu\n", size, allocs, frees, live);
+        first = false;
+    }
+    if (json)
+        _fa_message(fd, "]}}\n");
+}
+
+FA_API void fa_stats_print(void)
+{
+    _fa_stats_print(2, false);
+}

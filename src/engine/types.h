@@ -1,0 +1,210 @@
+/* Data of the fast engine: constants, segments, pages, heaps. No code here.
+ *
+ *   segment (4 MiB, aligned to 4 MiB)             pointer -> segment: p & ~(4 MiB - 1)
+ *   +--------+--------+--------+-- ... --+        pointer -> page:    pages[(p - seg) >> page_shift]
+ *   | header | page 0 | page 1 |         |
+ *   +--------+--------+--------+-- ... --+
+ *   small segments: 64 pages of 64 KiB (blocks up to 8 KiB); page 0 starts at 32 KiB
+ *   medium segments: 8 pages of 512 KiB (blocks up to 128 KiB); page 0 starts at 128 KiB
+ *   big segments: 2 pages of 2 MiB (blocks up to 512 KiB); page 0 starts at 64 KiB
+ *   large blocks: one mapping each, header at the 4 MiB-aligned start, the block right after it
+ *
+ * Small and medium page 0 starts at an offset that is a multiple of the largest block size of
+ * its kind, so every block of a power-of-two size class is aligned to its size (aligned
+ * allocation relies on it, and stops at the medium classes).
+ */
+#ifndef FA_TYPES_H
+#define FA_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/arch.h"
+
+#define FA_SEG_SHIFT 22
+#define FA_SEG_SIZE ((size_t)1 << FA_SEG_SHIFT)
+#define FA_SEG_MASK (FA_SEG_SIZE - 1)
+
+/* Three kinds of segments carve their pages for the size classes: small (64 KiB pages), medium
+ * (512 KiB) and big (2 MiB). Above FA_CLASS_MAX a block is large: a mapping of its own. */
+#define FA_SMALL_PAGE_SHIFT 16
+#define FA_MEDIUM_PAGE_SHIFT 19
+#define FA_BIG_PAGE_SHIFT 21
+#define FA_SMALL_FIRST_PAGE ((size_t)32 << 10)
+#define FA_MEDIUM_FIRST_PAGE ((size_t)128 << 10)
+#define FA_BIG_FIRST_PAGE ((size_t)64 << 10)
+#define FA_SMALL_MAX ((size_t)8 << 10)
+#define FA_MEDIUM_MAX ((size_t)128 << 10)
+#define FA_CLASS_MAX ((size_t)512 << 10)
+#define FA_MAX_PAGES (FA_SEG_SIZE >> FA_SMALL_PAGE_SHIFT)
+
+/* Size classes: 16-byte steps up to 128, then 8 classes per doubling up to FA_MEDIUM_MAX, then
+ * 4 per doubling up to FA_CLASS_MAX (size_class.h). */
+#define FA_ALIGN 16
+#define FA_BINS 96
+#define FA_SMALL_BINS 56  /* bins 0..55 hold blocks of at most FA_SMALL_MAX bytes */
+#define FA_MEDIUM_BINS 88 /* bins 56..87 medium blocks, 88..95 big ones */
+#define FA_DIRECT_MAX 1024
+#define FA_DIRECT_SLOTS (FA_DIRECT_MAX / FA_ALIGN + 1)
+
+/* One byte per 4 MiB chunk maps the whole user address space (arch.h: 47 or 48 bits). */
+#define FA_SEGMAP_SIZE ((size_t)1 << (FA_ADDRESS_BITS - FA_SEG_SHIFT))
+enum fa_map_entry {
+    FA_MAP_NONE = 0,     /* not fitalloc's */
+    FA_MAP_INTERIOR = 1, /* inside a large block aligned beyond 2 MiB: header is further back */
+};
+/* Any other entry: a segment header starts at this chunk, and the entry is the segment's page
+ * shift, so the free fast path finds the page without reading the header first. */
+#define fa_map_is_segment(entry) ((entry) > FA_MAP_INTERIOR)
+
+enum fa_segment_kind { FA_SEG_SMALL, FA_SEG_MEDIUM, FA_SEG_BIG, FA_SEG_LARGE, FA_SEG_KINDS };
+
+/* The kind of segment whose pages serve a size class. */
+static inline int fa_bin_kind(size_t bin)
+{
+    return bin < FA_SMALL_BINS ? FA_SEG_SMALL : bin < FA_MEDIUM_BINS ? FA_SEG_MEDIUM : FA_SEG_BIG;
+}
+
+/* Page life cycle, changed only with compare-and-swap because the purger races the owner. */
+enum fa_page_state {
+    FA_PAGE_CLEAN = 0, /* free, never touched or purged: reads as zero, costs no memory */
+    FA_PAGE_DIRTY,     /* free, may hold memory: the purger will madvise it after the delay */
+    FA_PAGE_PURGING,   /* the purger is handing it back to the OS right now */
+    FA_PAGE_USED,      /* serves a size class for a heap */
+};
+
+#define FA_OWNER_FULL ((uintptr_t)1)
+/* Set in the owner word of a slow page (secure mode, tracing), so that no thread's heap
+ * pointer matches it and the free fast path always hands its blocks to the slow path. */
+#define FA_OWNER_SLOW ((uintptr_t)2)
+
+/* A free block's first two words (every block has at least 16 bytes): the link to the next
+ * free block, stored encoded (free_list.h), and the mark saying the block is free. */
+typedef struct fa_block_s {
+    uintptr_t link;
+    uintptr_t mark;
+} fa_block_t;
+
+struct fa_heap_s;
+
+/* One page: blocks of one size class. 256 bytes; three cache lines used, by who writes them:
+ *   line 0, read-mostly: what every free reads (owner word, geometry), changed rarely;
+ *   line 1, the owner's: what malloc and a local free write every time;
+ *   line 2, other threads': the remote free list and the notify link.
+ * So a thread freeing into another thread's page reads a line the owner does not keep
+ * writing, and writes a line the owner only takes when it collects. Owner-only fields are
+ * plain; the others are accessed with __atomic builtins. */
+typedef struct fa_page_s {
+    /* line 0: read-mostly */
+    /* The owner heap's address, with FA_OWNER_FULL set while the page is on the owner's full
+     * list; 0 while abandoned. The free fast path compares it with the thread's heap, so a
+     * full page sends its frees to the slow path, which moves it back to its queue. */
+    uintptr_t owner;
+    uintptr_t start; /* address of block 0 */
+    /* p starts one of the first `capacity` blocks iff (p - start) * magic < limit (wrapping
+     * 64-bit arithmetic): free_list.h says why. */
+    uint64_t magic;
+    uint64_t limit;
+    uint32_t block_size;
+    uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
+    uint16_t reserved; /* blocks that fit in the page */
+    uint8_t bin;
+    uint8_t state;  /* enum fa_page_state (the purger changes it while the page is free) */
+    uint8_t secure; /* set up in secure mode: blocks carry a trailer */
+    /* Every malloc and free of its blocks takes the slow path (secure mode, FITALLOC_TRACE):
+     * never in a direct slot, FA_OWNER_SLOW in its owner word. */
+    uint8_t slow;
+    uint8_t pad0[20];
+    /* line 1: the owner's */
+    fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
+    /* Two counters in one word, so that malloc counts both with one add of FA_TALLY_ALLOC:
+     * `used`, the low 16 bits, is the live blocks, plus 1 while this page is its queue's head
+     * ("pinned"); the bits above count the blocks handed out since the page was set up. free
+     * decrements `used` alone: the page's frees (statistics) are handed out minus live. */
+    union {
+        uint64_t tally;
+        uint16_t used; /* the low bits of `tally` on a little-endian machine */
+    };
+    uint8_t pinned; /* 1 while the head of its queue: `used` then carries a +1 */
+    uint8_t pad1[7];
+    uint64_t xcollected;    /* remote frees the owner collected (statistics: see stats.c) */
+    struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
+    struct fa_page_s *prev;
+    uint8_t pad2[16];
+    /* line 2: written by other threads */
+    fa_block_t *xfree;             /* blocks freed by other threads: lock-free stack */
+    struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
+    uint64_t purge_at;             /* while DIRTY: when the purger may hand it back (ms) */
+    uint8_t notified;              /* already on the owner's notify list */
+    uint8_t pad3[39];
+    /* line 3: padding, so that a descriptor's index is a shift (256 bytes) */
+    uint8_t pad4[64];
+} fa_page_t;
+
+#define FA_TALLY_ALLOC (((uint64_t)1 << 16) | 1) /* one more block handed out, and live */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "fa_page_t's used must be the low bits of its tally: little-endian machines only"
+#endif
+_Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 << 16),
+               "a page's live blocks and its pin fit in 16 bits");
+/* The blocks freed into a page since it was set up (local frees and collected remote ones). */
+static inline uint64_t fa_page_frees(const fa_page_t *page)
+{
+    return (page->tally >> 16) - (uint64_t)(page->used - page->pinned);
+}
+
+typedef struct fa_segment_s {
+    uint8_t kind;       /* enum fa_segment_kind */
+    uint8_t page_shift; /* page index = (p - segment) >> page_shift */
+    uint16_t page_count;
+    uint16_t used_pages;
+    uint8_t secure; /* large: mapped in secure mode (trailer, guard page, never cached) */
+    uint8_t pad;
+    struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */
+    struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
+    struct fa_segment_s *prev;
+    struct fa_segment_s *all_next; /* registry of small and medium segments (for the purger) */
+    struct fa_segment_s *all_prev;
+    size_t mapped;         /* bytes mapped at this address */
+    uint64_t cached_at;    /* ms, while in a cache */
+    uintptr_t large_block; /* large: the block's address */
+    size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
+    size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
+    /* page_count entries (one for a large block), each starting a cache line */
+    fa_page_t pages[] __attribute__((aligned(64)));
+} fa_segment_t;
+
+typedef struct fa_page_queue_s {
+    fa_page_t *head;
+    fa_page_t *tail;
+} fa_page_queue_t;
+
+/* A thread's heap. Only its thread touches it, except `notified_pages` (atomic stack). */
+typedef struct fa_heap_s {
+    fa_page_t *direct[FA_DIRECT_SLOTS];   /* (n + 15) / 16 -> the page that serves n bytes */
+    fa_page_queue_t queues[FA_BINS];      /* pages with free blocks, head first */
+    fa_page_queue_t full;                 /* pages with no free block */
+    fa_page_t *notified_pages;            /* full pages that received remote frees */
+    fa_segment_t *segments[FA_SEG_LARGE]; /* owned small, medium and big segments */
+    struct fa_heap_s *pool_next;          /* free heap structures */
+    struct fa_heap_s *all_next;           /* every heap structure ever made (for statistics) */
+    uint64_t remote_frees[FA_BINS];       /* frees this thread made into other threads' pages */
+    uint64_t next_purge;                  /* ms: when this thread runs an inline purge pass */
+    struct fa_quarantine *quarantine;     /* secure mode: blocks freed but not yet reusable */
+} fa_heap_t;
+
+_Static_assert(sizeof(fa_page_t) == 256, "page descriptors are 256 bytes (index by shift)");
+_Static_assert(offsetof(fa_segment_t, pages) % 64 == 0, "descriptors start cache lines");
+_Static_assert(offsetof(fa_page_t, free) == 64, "owner fields start the second cache line");
+_Static_assert(offsetof(fa_page_t, xfree) == 128, "remote fields start the third cache line");
+_Static_assert(sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) <= FA_SMALL_FIRST_PAGE,
+               "small segment header fits before page 0");
+_Static_assert(FA_SMALL_FIRST_PAGE % FA_SMALL_MAX == 0, "page 0 aligned for every small class");
+_Static_assert(FA_MEDIUM_FIRST_PAGE % FA_MEDIUM_MAX == 0, "page 0 aligned for every medium class");
+/* Big blocks are only 16-byte aligned: aligned requests stop at the medium classes. */
+_Static_assert(sizeof(fa_segment_t) + sizeof(fa_page_t) <= FA_BIG_FIRST_PAGE,
+               "big segment header fits before its page");
+_Static_assert((FA_MAX_PAGES >> 0) <= 64, "at most 64 pages per segment");
+
+#endif /* FA_TYPES_H */

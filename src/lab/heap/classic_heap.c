@@ -1,0 +1,491 @@
+/* The classic heap (classic_heap.h): blocks with boundary tags, split on allocation, coalesced
+ * with both neighbours on free, the break growing when no free block fits. */
+#include "lab/heap/classic_heap.h"
+
+#include <string.h>
+
+#include "common/message.h"
+#include "platform/arch.h"
+#include "platform/compiler.h"
+#include "platform/os.h"
+
+/* ---- tags and neighbours ---- */
+
+/* A whole new header: size, FREE and PREV_FREE. */
+static void write_header(uintptr_t block, size_t size, bool free, bool prev_free)
+{
+    fa_block_set_word0(block, size | (free ? FA_TAG_FREE : 0) | (prev_free ? FA_TAG_PREV_FREE : 0));
+}
+
+/* Tell the block at `next` whether its previous neighbour is free. The last block has no next
+ * header: the heap remembers it instead. */
+static void set_prev_free_of(fa_classic_heap *h, uintptr_t next, bool free)
+{
+    if (next == h->brk)
+        h->last_free = free;
+    else
+        fa_block_set_prev_free(next, free);
+}
+
+/* ---- the index, with the free-block counters ---- */
+
+static void index_insert(fa_classic_heap *h, uintptr_t block)
+{
+    h->policy->insert(h, block);
+    FA_HEAP_COUNT(h, free_blocks, 1);
+    FA_HEAP_COUNT(h, free_size, fa_block_size(block));
+}
+
+static void index_remove(fa_classic_heap *h, uintptr_t block)
+{
+    h->policy->remove(h, block);
+    FA_HEAP_COUNT(h, free_blocks, -1);
+    FA_HEAP_COUNT(h, free_size, -fa_block_size(block));
+}
+
+static void index_resized(fa_classic_heap *h, uintptr_t block, size_t old_size)
+{
+    h->policy->resized(h, block, old_size);
+    FA_HEAP_COUNT(h, free_size, fa_block_size(block) - old_size);
+}
+
+static void index_replace(fa_classic_heap *h, uintptr_t old_block, uintptr_t new_block)
+{
+    size_t old_size = fa_block_size(old_block);
+    h->policy->replace(h, old_block, new_block);
+    FA_HEAP_COUNT(h, free_size, fa_block_size(new_block) - old_size);
+}
+
+/* ---- free, split, grow ---- */
+
+/* Mark a block free with its footer (the index is the caller's business). */
+static void mark_free(uintptr_t block, size_t size)
+{
+    fa_block_set_size(block, size, true);
+    fa_block_set_word1(block, FA_FREE_TAG);
+    *fa_block_footer(block, size) = size;
+}
+
+/* Turn the block (a valid header, not in the index) into a free block in the index, merging
+ * it with free neighbours when coalescing is on. */
+static void free_block(fa_classic_heap *h, uintptr_t block)
+{
+    size_t size = fa_block_size(block);
+    uintptr_t next = block + size;
+    if (h->cfg.coalesce) {
+        bool next_free = next != h->brk && fa_block_is_free(next);
+        if (fa_block_prev_is_free(block)) {
+            /* Merge into the previous block, which keeps its address (and place in an
+             * address-ordered index). */
+            uintptr_t prev = block - fa_block_prev_size(block);
+            size_t prev_size = fa_block_size(prev), merged = prev_size + size;
+            /* The header left inside the merged block still says "freed": freeing this
+             * pointer again is reported as a double free. */
+            fa_block_set_size(block, size, true);
+            fa_block_set_word1(block, FA_FREE_TAG);
+            if (next_free) {
+                merged += fa_block_size(next);
+                index_remove(h, next);
+                FA_HEAP_COUNT(h, coalesces, 1);
+                FA_HEAP_COUNT(h, blocks, -1);
+            }
+            mark_free(prev, merged);
+            index_resized(h, prev, prev_size);
+            set_prev_free_of(h, prev + merged, true);
+            FA_HEAP_COUNT(h, coalesces, 1);
+            FA_HEAP_COUNT(h, blocks, -1);
+            return;
+        }
+        if (next_free) {
+            /* Absorb the next block: this one takes its place in the index. */
+            mark_free(block, size + fa_block_size(next));
+            index_replace(h, next, block);
+            FA_HEAP_COUNT(h, coalesces, 1);
+            FA_HEAP_COUNT(h, blocks, -1);
+            return;
+        }
+    }
+    mark_free(block, size);
+    set_prev_free_of(h, next, true);
+    index_insert(h, block);
+}
+
+/* Cut a used block down to `size` bytes when the rest can be a block of its own; the rest is
+ * freed (and merges with a free next neighbour, as after realloc shrinking). */
+static void split(fa_classic_heap *h, uintptr_t block, size_t size)
+{
+    size_t total = fa_block_size(block);
+    if (total - size < FA_BLOCK_MIN)
+        return;
+    fa_block_set_size(block, size, false);
+    uintptr_t rest = block + size;
+    write_header(rest, total - size, false, false);
+    FA_HEAP_COUNT(h, splits, 1);
+    FA_HEAP_COUNT(h, blocks, 1);
+    free_block(h, rest);
+}
+
+/* Move the break up by `add` bytes, committing memory as needed; false if the reservation is
+ * full or the OS refuses. */
+static bool extend_break(fa_classic_heap *h, size_t add)
+{
+    if (add > h->limit - h->brk)
+        return false;
+    uintptr_t new_brk = h->brk + add;
+    if (new_brk > h->committed) {
+        uintptr_t end = fa_align_up(new_brk, FA_LAB_COMMIT_STEP);
+        if (end > h->limit)
+            end = h->limit;
+        if (!_fa_os_commit((void *)h->committed, end - h->committed))
+            return false;
+        h->committed = end;
+    }
+    /* Threads freeing into this heap check pointers against the break (relaxed is enough:
+     * a block they own was handed to them after the break passed it). */
+    __atomic_store_n(&h->brk, new_brk, __ATOMIC_RELAXED);
+    FA_HEAP_COUNT(h, heap_bytes, add);
+    FA_HEAP_COUNT(h, grows, 1);
+    return true;
+}
+
+/* No free block fits: grow the heap by a used block of `size` bytes, extending the last block
+ * if it is free (and too small), else appending one at the break. 0 if the heap cannot grow. */
+static uintptr_t grow(fa_classic_heap *h, size_t size)
+{
+    if (h->cfg.arena)
+        return 0;
+    if (h->last_free) {
+        uintptr_t last = h->brk - fa_block_prev_size(h->brk);
+        size_t have = fa_block_size(last);
+        if (have < size) {
+            if (!extend_break(h, size - have))
+                return 0;
+            index_remove(h, last);
+            fa_block_set_size(last, size, false);
+            h->last_free = false;
+            FA_HEAP_COUNT(h, payload_grown, size - have);
+            return last;
+        }
+    }
+    uintptr_t block = h->brk;
+    bool prev_free = h->last_free;
+    if (!extend_break(h, size))
+        return 0;
+    write_header(block, size, false, prev_free);
+    h->last_free = false;
+    FA_HEAP_COUNT(h, blocks, 1);
+    FA_HEAP_COUNT(h, payload_grown, size - FA_BLOCK_HEADER);
+    return block;
+}
+
+/* A used block of at least `size` bytes (exactly `size` unless the rest is too small to split
+ * off), from the index or from growing; 0 when neither works. */
+static uintptr_t take_block(fa_classic_heap *h, size_t size)
+{
+    uintptr_t block = h->policy->find(h, size);
+    if (!block)
+        return grow(h, size);
+    index_remove(h, block);
+    fa_block_set_size(block, fa_block_size(block), false);
+    set_prev_free_of(h, block + fa_block_size(block), false);
+    FA_HEAP_COUNT(h, reuses, 1);
+    split(h, block, size);
+    return block;
+}
+
+static void *hand_out(fa_classic_heap *h, uintptr_t block, size_t n)
+{
+    fa_block_set_word1(block, fa_block_used_check(block));
+    FA_HEAP_COUNT(h, mallocs, 1);
+    FA_HEAP_COUNT(h, requested, n);
+    FA_LAB_DEBUG_CHECK(h);
+    return fa_block_payload(block);
+}
+
+/* ---- pointer validation ---- */
+
+/* The header of a freed block still gives its size, unless a merge has since absorbed it. */
+__attribute__((noreturn, cold)) static void double_free(fa_classic_heap *h, const char *caller,
+                                                        const void *p)
+{
+    uintptr_t block = fa_block_of_payload(p);
+    size_t size = fa_block_size(block);
+    bool plausible =
+        size >= FA_BLOCK_MIN && size <= __atomic_load_n(&h->brk, __ATOMIC_RELAXED) - block;
+    _fa_double_free(caller, p, plausible ? size - FA_BLOCK_HEADER : 0);
+}
+
+/* The block of a pointer the program hands back, with the reason it is not a live block if
+ * it is not: a pointer that was freed before (and whose header still says so) is a double free,
+ * anything else an invalid pointer. `remote_ok`: a block freed by another thread and waiting
+ * on the remote list counts as live (the owner taking it back). */
+static uintptr_t live_block(fa_classic_heap *h, const void *p, const char *caller, bool remote_ok)
+{
+    uintptr_t block = fa_block_of_payload(p);
+    uintptr_t brk = __atomic_load_n(&h->brk, __ATOMIC_RELAXED);
+    if (((uintptr_t)p & (FA_BLOCK_ALIGN - 1)) || block < h->start || (uintptr_t)p >= brk)
+        _fa_invalid_pointer(caller, p);
+    uintptr_t w1 = fa_block_word1(block);
+    if (w1 == fa_block_used_check(block) || (remote_ok && w1 == fa_block_remote_check(block))) {
+        uintptr_t w0 = fa_block_word0(block);
+        size_t size = w0 & ~FA_TAG_FLAGS;
+        if ((w0 & FA_TAG_FREE) || size < FA_BLOCK_MIN || size > brk - block)
+            _fa_invalid_pointer(caller, p);
+        return block;
+    }
+    if (w1 == fa_block_remote_check(block) || (w1 & ~FA_WORD1_LOW_MASK) == FA_FREE_TAG)
+        double_free(h, caller, p);
+    _fa_invalid_pointer(caller, p);
+}
+
+/* ---- the heap's operations ---- */
+
+void *_fa_classic_heap_alloc(fa_classic_heap *h, size_t n)
+{
+    size_t size = fa_block_size_for(n);
+    if (!size)
+        return NULL;
+    uintptr_t block = take_block(h, size);
+    return block ? hand_out(h, block, n) : NULL;
+}
+
+void *_fa_classic_heap_alloc_aligned(fa_classic_heap *h, size_t alignment, size_t n)
+{
+    if (alignment <= FA_BLOCK_ALIGN)
+        return _fa_classic_heap_alloc(h, n);
+    size_t size = fa_block_size_for(n);
+    if (!size || alignment > FA_BLOCK_MAX)
+        return NULL;
+    /* Room for the block, an aligned start and a free block of at least FA_BLOCK_MIN bytes in
+     * front of it (the gap before an aligned payload is a multiple of 16 below `alignment`,
+     * plus `alignment` when it is too small to be a block). */
+    uintptr_t block = take_block(h, size + alignment + FA_BLOCK_MIN);
+    if (!block)
+        return NULL;
+    uintptr_t payload = (uintptr_t)fa_block_payload(block);
+    uintptr_t aligned = fa_align_up(payload, alignment);
+    if (aligned != payload) {
+        while (aligned - payload < FA_BLOCK_MIN)
+            aligned += alignment;
+        uintptr_t start = fa_block_of_payload((void *)aligned);
+        size_t total = fa_block_size(block), gap = start - block;
+        fa_block_set_size(block, gap, false);
+        write_header(start, total - gap, false, false);
+        FA_HEAP_COUNT(h, splits, 1);
+        FA_HEAP_COUNT(h, blocks, 1);
+        free_block(h, block);
+        block = start;
+    }
+    split(h, block, size);
+    return hand_out(h, block, n);
+}
+
+void _fa_classic_heap_free(fa_classic_heap *h, void *p, const char *caller)
+{
+    uintptr_t block = live_block(h, p, caller, false);
+    FA_HEAP_COUNT(h, frees, 1);
+    free_block(h, block);
+    FA_LAB_DEBUG_CHECK(h);
+}
+
+size_t _fa_classic_heap_usable(fa_classic_heap *h, const void *p, const char *caller)
+{
+    return fa_block_size(live_block(h, p, caller, false)) - FA_BLOCK_HEADER;
+}
+
+/* Grow a used block to at least `size` bytes without moving it: into a free next block, and
+ * past the break when that is the last block. Taking the neighbour is a merge: counted as one,
+ * and not done with coalescing off. */
+static bool grow_in_place(fa_classic_heap *h, uintptr_t block, size_t size)
+{
+    size_t have = fa_block_size(block);
+    uintptr_t next = block + have;
+    if (next == h->brk) {
+        if (h->cfg.arena || !extend_break(h, size - have))
+            return false;
+        FA_HEAP_COUNT(h, payload_grown, size - have);
+        fa_block_set_size(block, size, false);
+        return true;
+    }
+    if (!fa_block_is_free(next) || !h->cfg.coalesce)
+        return false;
+    size_t next_size = fa_block_size(next), total = have + next_size;
+    if (total < size) {
+        if (next + next_size != h->brk || h->cfg.arena || !extend_break(h, size - total))
+            return false;
+        FA_HEAP_COUNT(h, payload_grown, size - total);
+        total = size;
+    }
+    index_remove(h, next);
+    FA_HEAP_COUNT(h, coalesces, 1);
+    FA_HEAP_COUNT(h, blocks, -1);
+    fa_block_set_size(block, total, false);
+    set_prev_free_of(h, block + total, false);
+    return true;
+}
+
+bool _fa_classic_heap_resize(fa_classic_heap *h, void *p, size_t n)
+{
+    uintptr_t block = live_block(h, p, "realloc", false);
+    size_t size = fa_block_size_for(n);
+    if (!size || (size > fa_block_size(block) && !grow_in_place(h, block, size)))
+        return false;
+    split(h, block, size);
+    FA_LAB_DEBUG_CHECK(h);
+    return true;
+}
+
+/* ---- frees from other threads ---- */
+
+void _fa_classic_heap_remote_free(fa_classic_heap *h, void *p, const char *caller)
+{
+    uintptr_t block = fa_block_of_payload(p);
+    uintptr_t brk = __atomic_load_n(&h->brk, __ATOMIC_RELAXED);
+    if (((uintptr_t)p & (FA_BLOCK_ALIGN - 1)) || block < h->start || (uintptr_t)p >= brk)
+        _fa_invalid_pointer(caller, p);
+    /* Claim the block by swapping its check word: of two threads freeing it, one wins and the
+     * other sees a double free. Only word 1 is touched; the owner may be rewriting word 0. */
+    uintptr_t seen = fa_block_used_check(block);
+    if (!__atomic_compare_exchange_n(fa_block_word(block, 1), &seen, fa_block_remote_check(block),
+                                     false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        if (seen == fa_block_remote_check(block) || (seen & ~FA_WORD1_LOW_MASK) == FA_FREE_TAG)
+            double_free(h, caller, p);
+        _fa_invalid_pointer(caller, p);
+    }
+    /* Push onto the owner's stack. Release: the owner's acquiring exchange in drain sees the
+     * link and the swapped check word. Pops take the whole stack at once, so no ABA. */
+    void *head = __atomic_load_n(&h->remote, __ATOMIC_RELAXED);
+    do
+        *(void **)p = head;
+    while (!__atomic_compare_exchange_n(&h->remote, &head, p, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED));
+}
+
+void _fa_classic_heap_drain(fa_classic_heap *h)
+{
+    if (!__atomic_load_n(&h->remote, __ATOMIC_RELAXED))
+        return;
+    void *p = __atomic_exchange_n(&h->remote, NULL, __ATOMIC_ACQUIRE);
+    while (p) {
+        void *next = *(void **)p; /* read before the block becomes a free block */
+        uintptr_t block = live_block(h, p, "free", true);
+        FA_HEAP_COUNT(h, frees, 1);
+        free_block(h, block);
+        p = next;
+    }
+    FA_LAB_DEBUG_CHECK(h);
+}
+
+/* ---- statistics helpers ---- */
+
+struct largest {
+    size_t size;
+};
+
+static void note_largest(uintptr_t block, void *arg)
+{
+    struct largest *l = arg;
+    if (fa_block_size(block) > l->size)
+        l->size = fa_block_size(block);
+}
+
+size_t _fa_classic_heap_largest_free(fa_classic_heap *h)
+{
+    struct largest l = {0};
+    h->policy->visit(h, note_largest, &l);
+    return l.size ? l.size - FA_BLOCK_HEADER : 0;
+}
+
+struct foreach {
+    void (*fn)(size_t size, void *arg);
+    void *arg;
+};
+
+static void call_with_size(uintptr_t block, void *arg)
+{
+    struct foreach *f = arg;
+    f->fn(fa_block_size(block), f->arg);
+}
+
+void _fa_classic_heap_foreach_free(fa_classic_heap *h, void (*fn)(size_t size, void *arg),
+                                   void *arg)
+{
+    struct foreach f = {fn, arg};
+    h->policy->visit(h, call_with_size, &f);
+}
+
+/* ---- creation ---- */
+
+static size_t exact_lists(const struct fa_heap_config *cfg)
+{
+    if (cfg->policy != FA_POLICY_SEGREGATED)
+        return 0;
+    size_t max = cfg->exact_max < FA_LAB_EXACT_MAX_LIMIT ? cfg->exact_max : FA_LAB_EXACT_MAX_LIMIT;
+    size_t max_block = (max & ~(size_t)(FA_BLOCK_ALIGN - 1)) + FA_BLOCK_HEADER;
+    return max_block < FA_BLOCK_MIN ? 0 : (max_block - FA_BLOCK_MIN) / FA_BLOCK_ALIGN + 1;
+}
+
+static size_t metadata_size(const struct fa_heap_config *cfg)
+{
+    return fa_align_up(sizeof(fa_classic_heap) + exact_lists(cfg) * sizeof(struct fa_lifo_list),
+                       FA_OS_PAGE);
+}
+
+fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
+                                            const struct fa_heap_config *cfg)
+{
+    size_t meta = metadata_size(cfg);
+    size_t arena = cfg->arena & ~(size_t)(FA_BLOCK_ALIGN - 1);
+    if (cfg->arena && (arena < FA_BLOCK_MIN || arena > FA_BLOCK_MAX))
+        return NULL;
+    if (reserve < meta + (arena ? arena : FA_BLOCK_MIN))
+        return NULL;
+    /* Arena mode: all the memory the heap will ever have, at once. */
+    if (!_fa_os_commit(region, meta + arena))
+        return NULL;
+    fa_classic_heap *h = region;
+    memset(h, 0, sizeof *h);
+    h->cfg = *cfg;
+    h->cfg.arena = arena;
+    h->policy = _fa_fit_policy(cfg->policy, cfg->index);
+    h->region = (uintptr_t)region;
+    h->reserve = reserve;
+    h->start = h->brk = h->committed = (uintptr_t)region + meta;
+    h->limit = (uintptr_t)region + reserve;
+    h->exact = (struct fa_lifo_list *)(h + 1);
+    h->exact_count = exact_lists(cfg);
+    h->exact_max_block = h->exact_count ? FA_BLOCK_MIN + (h->exact_count - 1) * FA_BLOCK_ALIGN : 0;
+    memset(h->exact, 0, h->exact_count * sizeof *h->exact);
+    h->policy->init(h);
+    if (arena) {
+        /* One free block spans the arena; the break sits at its end for good. */
+        h->committed = h->limit = h->start + arena;
+        write_header(h->start, arena, false, false);
+        h->brk = h->limit;
+        FA_HEAP_COUNT(h, heap_bytes, arena);
+        FA_HEAP_COUNT(h, blocks, 1);
+        FA_HEAP_COUNT(h, payload_grown, arena - FA_BLOCK_HEADER);
+        free_block(h, h->start);
+    }
+    return h;
+}
+
+fa_classic_heap *_fa_classic_heap_create(const struct fa_heap_config *cfg, size_t reserve)
+{
+    if (cfg->arena)
+        reserve = metadata_size(cfg) + fa_align_up(cfg->arena, FA_OS_PAGE);
+    reserve = fa_align_up(reserve, FA_OS_PAGE);
+    void *region = _fa_os_reserve(reserve, FA_OS_PAGE);
+    if (!region)
+        return NULL;
+    fa_classic_heap *h = _fa_classic_heap_create_at(region, reserve, cfg);
+    if (!h)
+        _fa_os_unmap(region, reserve);
+    return h;
+}
+
+void _fa_classic_heap_destroy(fa_classic_heap *h)
+{
+    if (h)
+        _fa_os_unmap((void *)h->region, h->reserve);
+}

@@ -1,0 +1,39 @@
+/* Worst fit: the largest free block (the lowest-addressed one among equals), if it fits.
+ * Tree: the rightmost node of the (size, address) tree gives the largest size, a lower bound
+ * for that size the lowest address, O(log n).
+ * List: walk the whole address-ordered list, O(n). */
+#include "lab/heap/classic_heap.h"
+
+static uintptr_t find_tree(fa_classic_heap *h, size_t size)
+{
+    uintptr_t last = _fa_tree_last(&h->tree);
+    if (!last || fa_block_size(last) < size)
+        return 0;
+    return _fa_tree_lower_bound(&h->tree, fa_block_size(last));
+}
+
+static uintptr_t find_list(fa_classic_heap *h, size_t size)
+{
+    uintptr_t worst = 0;
+    size_t worst_size = 0;
+    for (uintptr_t b = _fa_addr_list_first(&h->list); b; b = fa_list_next(b)) {
+        size_t s = fa_block_size(b);
+        if (s > worst_size) { /* strictly larger: the first of equal sizes wins */
+            worst = b;
+            worst_size = s;
+        }
+    }
+    return worst_size >= size ? worst : 0;
+}
+
+const struct fa_fit_policy _fa_policy_worst_tree = {
+    .name = "worst",
+    FA_SIZE_TREE_INDEX,
+    .find = find_tree,
+};
+
+const struct fa_fit_policy _fa_policy_worst_list = {
+    .name = "worst",
+    FA_ADDR_LIST_INDEX,
+    .find = find_list,
+};

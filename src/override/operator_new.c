@@ -1,0 +1,225 @@
+/* C++ operator new and delete in all their forms, written in C under their mangled names so
+ * that libfitalloc does not depend on libstdc++ (which would cost every C program ~1.5 MB of
+ * RSS and start-up time). std::align_val_t is a size_t and const std::nothrow_t& a pointer in
+ * the Itanium C++ ABI, so the signatures below are exactly the C++ ones.
+ *
+ * A program that calls operator new has the C++ runtime loaded, so on failure we reach it
+ * through weak references: std::get_new_handler() for the new-handler loop, and
+ * __cxa_allocate_exception/__cxa_throw to throw std::bad_alloc. Were they missing (a C++
+ * runtime linked statically and not exported), failure prints a message and aborts. This file
+ * is built with -fexceptions so that a new-handler's exception can unwind through it.
+ */
+#include <stddef.h>
+
+#include "fitalloc-trace.h"
+#include "fitalloc.h"
+#include "engine/fastpath.h"
+
+typedef void (*fa_new_handler)(void);
+
+extern fa_new_handler fa_cxx_get_new_handler(void) __asm__("_ZSt15get_new_handlerv")
+    __attribute__((weak));
+extern void *__cxa_allocate_exception(size_t size) __attribute__((weak));
+extern void __cxa_throw(void *exception, void *type, void (*destructor)(void *))
+    __attribute__((weak, noreturn));
+extern char fa_cxx_bad_alloc_typeinfo[] __asm__("_ZTISt9bad_alloc") __attribute__((weak));
+extern void *fa_cxx_bad_alloc_vtable[] __asm__("_ZTVSt9bad_alloc") __attribute__((weak));
+extern void fa_cxx_bad_alloc_destructor(void *self) __asm__("_ZNSt9bad_allocD1Ev")
+    __attribute__((weak));
+
+/* While tracing, every form records its call (trace.c), also when it fails by throwing: the
+ * call is recorded as failed before the exception is made (or, for a new-handler's own
+ * exception, as it unwinds through new_traced: this file is built with -fexceptions), and a
+ * new-handler runs outside the call, so that the allocations and frees of the C++ runtime and
+ * of the handler are recorded as calls of their own. */
+struct traced_new {
+    uint8_t op;
+    bool recorded;
+    size_t n, alignment;
+    void *p;
+    struct traced_new *outer;
+};
+/* The thread's operator new being recorded, if any. */
+static __thread struct traced_new *current_new __attribute__((tls_model("initial-exec")));
+
+static void traced_new_done(struct traced_new *call)
+{
+    if (call->recorded)
+        return;
+    call->recorded = true;
+    current_new = call->outer;
+    _fa_trace_record(call->op, call->n, call->alignment, NULL, call->p);
+    _fa_trace_leave();
+}
+
+__attribute__((noreturn, cold)) static void throw_bad_alloc(size_t n)
+{
+    if (current_new)
+        traced_new_done(current_new); /* fails with NULL */
+    if (__cxa_allocate_exception && __cxa_throw && fa_cxx_bad_alloc_typeinfo &&
+        fa_cxx_bad_alloc_vtable && fa_cxx_bad_alloc_destructor) {
+        /* A std::bad_alloc is one vtable pointer; the vtable's address point is 2 slots in
+         * (offset-to-top, typeinfo). */
+        void **exception = __cxa_allocate_exception(sizeof(void *));
+        *exception = fa_cxx_bad_alloc_vtable + 2;
+        __cxa_throw(exception, fa_cxx_bad_alloc_typeinfo, fa_cxx_bad_alloc_destructor);
+    }
+    _fa_fatal("fitalloc: operator new(%zu): out of memory\n", n);
+}
+
+typedef void *(*fa_cxx_nothrow_new)(size_t n, const void *tag);
+typedef void *(*fa_cxx_nothrow_new_aligned)(size_t n, size_t alignment, const void *tag);
+
+/* A nothrow form must return NULL when a new-handler throws, and C cannot catch. The C++
+ * runtime's own nothrow forms can: they call the throwing form (ours, by interposition) inside
+ * a try block. Found at start in libstdc++ itself (mapped before any constructor runs if the
+ * program uses it), not through the symbol search, which would find ours; NULL without it. */
+static fa_cxx_nothrow_new cxx_nothrow_new;
+static fa_cxx_nothrow_new_aligned cxx_nothrow_new_aligned;
+
+__attribute__((constructor)) static void find_cxx_nothrow_forms(void)
+{
+    if (!fa_cxx_get_new_handler)
+        return; /* no C++ runtime: and a C program's allocations stay exactly its own */
+    const char *lib = "libstdc++.so.6";
+    cxx_nothrow_new = (fa_cxx_nothrow_new)_fa_os_loaded_symbol(lib, "_ZnwmRKSt9nothrow_t");
+    cxx_nothrow_new_aligned =
+        (fa_cxx_nothrow_new_aligned)_fa_os_loaded_symbol(lib, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+}
+
+/* The slow path of every form: call the new-handler until it gives up, then fail. */
+__attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int nothrow)
+{
+    for (;;) {
+        void *p = alignment ? fa_aligned_alloc(alignment, n) : fa_malloc(n);
+        if (p)
+            return p;
+        fa_new_handler handler = fa_cxx_get_new_handler ? fa_cxx_get_new_handler() : NULL;
+        if (!handler) {
+            if (nothrow)
+                return NULL;
+            throw_bad_alloc(n);
+        }
+        static const char nothrow_tag = 0; /* std::nothrow: an empty object */
+        if (nothrow && alignment && cxx_nothrow_new_aligned)
+            return cxx_nothrow_new_aligned(n, alignment, &nothrow_tag);
+        if (nothrow && !alignment && cxx_nothrow_new)
+            return cxx_nothrow_new(n, &nothrow_tag);
+        struct traced_new *call = current_new;
+        if (call)
+            _fa_trace_leave();
+        handler();
+        if (call)
+            _fa_trace_resume();
+    }
+}
+
+static void *new_untraced(size_t n, size_t alignment, int nothrow)
+{
+    void *p = alignment ? NULL : fa_malloc(n);
+    return p ? p : new_slow(n, alignment, nothrow);
+}
+
+__attribute__((noinline)) static void *new_traced(uint8_t op, size_t n, size_t alignment,
+                                                  int nothrow)
+{
+    if (!_fa_trace_enter())
+        return new_untraced(n, alignment, nothrow);
+    struct traced_new call __attribute__((cleanup(traced_new_done))) = {
+        .op = op, .n = n, .alignment = alignment, .outer = current_new};
+    current_new = &call;
+    call.p = new_untraced(n, alignment, nothrow);
+    return call.p;
+}
+
+static inline void *new_fast(size_t n, uint8_t op)
+{
+    if (fa_unlikely(_fa_trace_on))
+        return new_traced(op, n, 0, 0);
+    void *p = fa_malloc(n);
+    return p ? p : new_slow(n, 0, 0);
+}
+
+/* The forms that start in new_slow. */
+static inline void *new_other(size_t n, size_t alignment, int nothrow, uint8_t op)
+{
+    if (fa_unlikely(_fa_trace_on))
+        return new_traced(op, n, alignment, nothrow);
+    return new_untraced(n, alignment, nothrow);
+}
+
+#define FA_CXX(name) __asm__(name) FA_API
+
+void *fa_new(size_t n) FA_CXX("_Znwm");
+void *fa_new(size_t n)
+{
+    return new_fast(n, FA_TRACE_NEW);
+}
+void *fa_new_array(size_t n) FA_CXX("_Znam");
+void *fa_new_array(size_t n)
+{
+    return new_fast(n, FA_TRACE_NEW_ARRAY);
+}
+void *fa_new_nothrow(size_t n, const void *tag) FA_CXX("_ZnwmRKSt9nothrow_t");
+void *fa_new_nothrow(size_t n, const void *tag)
+{
+    (void)tag;
+    return new_other(n, 0, 1, FA_TRACE_NEW);
+}
+void *fa_new_array_nothrow(size_t n, const void *tag) FA_CXX("_ZnamRKSt9nothrow_t");
+void *fa_new_array_nothrow(size_t n, const void *tag)
+{
+    (void)tag;
+    return new_other(n, 0, 1, FA_TRACE_NEW_ARRAY);
+}
+void *fa_new_aligned(size_t n, size_t alignment) FA_CXX("_ZnwmSt11align_val_t");
+void *fa_new_aligned(size_t n, size_t alignment)
+{
+    return new_other(n, alignment, 0, FA_TRACE_NEW);
+}
+void *fa_new_array_aligned(size_t n, size_t alignment) FA_CXX("_ZnamSt11align_val_t");
+void *fa_new_array_aligned(size_t n, size_t alignment)
+{
+    return new_other(n, alignment, 0, FA_TRACE_NEW_ARRAY);
+}
+void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+    FA_CXX("_ZnwmSt11align_val_tRKSt9nothrow_t");
+void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+{
+    (void)tag;
+    return new_other(n, alignment, 1, FA_TRACE_NEW);
+}
+void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+    FA_CXX("_ZnamSt11align_val_tRKSt9nothrow_t");
+void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
+{
+    (void)tag;
+    return new_other(n, alignment, 1, FA_TRACE_NEW_ARRAY);
+}
+
+/* Every delete is free: alignments are not needed to find a block (the ABI still passes
+ * them, hence the unused parameters); the sized forms hand their size on for secure mode. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define FA_DELETE(fn, name, caller, size, ...)                                                     \
+    void fn(void *p, ##__VA_ARGS__) FA_CXX(name);                                                  \
+    void fn(void *p, ##__VA_ARGS__)                                                                \
+    {                                                                                              \
+        fa_entry_free(p, caller, size);                                                            \
+    }
+#define FA_D "operator delete"
+#define FA_DA "operator delete[]"
+FA_DELETE(fa_delete, "_ZdlPv", FA_D, 0)
+FA_DELETE(fa_delete_array, "_ZdaPv", FA_DA, 0)
+FA_DELETE(fa_delete_nothrow, "_ZdlPvRKSt9nothrow_t", FA_D, 0, const void *tag)
+FA_DELETE(fa_delete_array_nothrow, "_ZdaPvRKSt9nothrow_t", FA_DA, 0, const void *tag)
+FA_DELETE(fa_delete_sized, "_ZdlPvm", FA_D, n, size_t n)
+FA_DELETE(fa_delete_array_sized, "_ZdaPvm", FA_DA, n, size_t n)
+FA_DELETE(fa_delete_aligned, "_ZdlPvSt11align_val_t", FA_D, 0, size_t alignment)
+FA_DELETE(fa_delete_array_aligned, "_ZdaPvSt11align_val_t", FA_DA, 0, size_t alignment)
+FA_DELETE(fa_delete_sized_aligned, "_ZdlPvmSt11align_val_t", FA_D, n, size_t n, size_t alignment)
+FA_DELETE(fa_delete_array_sized_aligned, "_ZdaPvmSt11align_val_t", FA_DA, n, size_t n,
+          size_t alignment)
+FA_DELETE(fa_delete_aligned_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", FA_D, 0,
+          size_t alignment, const void *tag)
+FA_DELETE(fa_delete_array_aligned_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", FA_DA, 0,
+          size_t alignment, const void *tag)

@@ -1,0 +1,19 @@
+/* What fitalloc asks of the compiler beyond C11: branch hints, symbol visibility, cold code. */
+#ifndef FA_COMPILER_H
+#define FA_COMPILER_H
+
+#include <stdint.h>
+
+#define fa_likely(x) __builtin_expect(!!(x), 1)
+#define fa_unlikely(x) __builtin_expect(!!(x), 0)
+/* Exported from libfitalloc.so (everything else is hidden: -fvisibility=hidden). */
+#define FA_API __attribute__((visibility("default")))
+#define FA_COLD __attribute__((noinline, cold))
+
+/* x rounded up to a multiple of a, a power of two. */
+static inline uintptr_t fa_align_up(uintptr_t x, uintptr_t a)
+{
+    return (x + a - 1) & ~(a - 1);
+}
+
+#endif

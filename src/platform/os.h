@@ -1,0 +1,93 @@
+/* The OS contract: everything fitalloc asks of the kernel and of the C library's process-level
+ * facilities. os_linux.c (system calls) and os_process.c (threads, thread keys, fork handlers,
+ * environment) are the only files that use them; none of these functions allocates (except
+ * where said) or touches errno on success. */
+#ifndef FA_OS_H
+#define FA_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FA_OS_PAGE 4096
+
+/* Map size bytes (read/write, private, anonymous) aligned to align (a power of two); NULL on
+ * failure. */
+void *_fa_os_map_aligned(size_t size, size_t align);
+/* Reserve address space only (no access, no memory), aligned to align; NULL on failure. */
+void *_fa_os_reserve(size_t size, size_t align);
+/* Make [p, p+size) of a reservation readable and writable; false on failure (out of memory). */
+bool _fa_os_commit(void *p, size_t size);
+/* Give [p, p+size) back to the OS and make it inaccessible again (it stays reserved). */
+void _fa_os_decommit(void *p, size_t size);
+/* Unmap a range mapped by _fa_os_map_aligned or _fa_os_reserve. */
+void _fa_os_unmap(void *p, size_t size);
+/* Make [p, p+size) inaccessible (a guard page); errors are ignored. */
+void _fa_os_protect(void *p, size_t size);
+/* Make [p, p+size) readable and writable again. */
+void _fa_os_unprotect(void *p, size_t size);
+/* Give the memory of a range back to the OS; it reads as zero afterwards. */
+void _fa_os_purge(void *p, size_t size);
+/* Ask for transparent huge pages behind a range (2 MiB-aligned parts of it); errors ignored. */
+void _fa_os_huge(void *p, size_t size);
+/* Grow a mapping in place; false if the address space after it is taken. */
+bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size);
+/* Move a mapping to a new address aligned to align, growing it; NULL on failure (old stays). */
+void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t align);
+/* Milliseconds of a monotonic clock (coarse: vDSO, no system call). */
+uint64_t _fa_os_now_ms(void);
+/* Nanoseconds of the monotonic clock (CLOCK_MONOTONIC: vDSO, no system call). */
+uint64_t _fa_os_now_ns(void);
+/* Write all of buf to fd, retrying on EINTR: 0, or the errno value of the write that failed
+ * (errno itself is kept). */
+int _fa_os_write(int fd, const void *buf, size_t len);
+/* Create or truncate path for appending (close-on-exec, mode 0644): the descriptor, or -errno. */
+int _fa_os_create_append(const char *path);
+/* The first len bytes of the file at path; false if it has fewer or cannot be read. */
+bool _fa_os_read_head(const char *path, void *buf, size_t len);
+void _fa_os_close(int fd);
+/* The English text of an errno value (strerror may allocate to translate it). */
+const char *_fa_os_error_text(int err);
+/* Whether process pid exists (it may belong to another user). */
+bool _fa_os_process_alive(int pid);
+/* Block while *word == expected, at most timeout_ms (< 0: no limit). */
+void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms);
+/* Wake up to n waiters on word. */
+void _fa_os_futex_wake(uint32_t *word, int n);
+/* Threads in the process (an exited main thread still counts until the process ends); -1 if
+ * unknown. Reads /proc without allocating. */
+int _fa_os_thread_count(void);
+/* True on the process's initial thread. */
+bool _fa_os_is_main_thread(void);
+/* 64 random bits from the kernel (getrandom), or, if it has none to give, from the clock,
+ * the address space layout and the process id. */
+uint64_t _fa_os_random(void);
+/* The process id, for messages; the parent's. */
+int _fa_os_pid(void);
+int _fa_os_parent_pid(void);
+/* End the process with SIGABRT after a fatal message. */
+__attribute__((noreturn)) void _fa_os_abort(void);
+/* A close-on-exec copy of fd numbered 3 or above (a program may close stderr before exit);
+ * -1 on failure. */
+int _fa_os_dup(int fd);
+
+/* ---- os_process.c: the C library's process-level facilities ---- */
+
+/* The environment (environ); NULL while the C library has not set it up (early start). */
+char *const *_fa_os_environ(void);
+/* Processors online (1 if unknown); reads /sys without allocating. */
+unsigned _fa_os_cpu_count(void);
+/* Start a detached thread running fn(NULL), with a stack of stack_size bytes and every signal
+ * blocked (signals are for the program's threads); 0, or the error number. */
+int _fa_os_thread_start(void *(*fn)(void *), size_t stack_size);
+/* The thread-exit hook: once, fn to run at the exit of each thread that armed it. */
+void _fa_os_thread_exit_hook(void (*fn)(void));
+/* Arm the hook for the calling thread (may allocate, beyond the C library's first 32 keys). */
+void _fa_os_thread_exit_arm(void);
+/* Fork handlers, run around every fork() of the process (pthread_atfork). */
+void _fa_os_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+/* The address of `symbol` in `library` if the process has already loaded it (it is not loaded
+ * here); NULL otherwise. */
+void *_fa_os_loaded_symbol(const char *library, const char *symbol);
+
+#endif

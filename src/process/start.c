@@ -1,0 +1,132 @@
+/* Process start, exit and fork, and the choice of the allocation mode (common/mode.h).
+ *
+ * The first allocation may come before main, from another library's constructor or from the
+ * dynamic loader itself, so initialisation is lazy and calls nothing that allocates: options
+ * come from `environ` (read again by our constructor if it was not set up yet), the thread-exit
+ * hook is a thread key (thread_exit.c), fork handlers are registered with the C library.
+ * Threads (the purger) are created only after our constructor has run.
+ */
+#include "common/options.h"
+#include "engine/free_list.h"
+#include "fitalloc.h"
+#include "lab/lab.h"
+#include "process/process_internal.h"
+
+bool _fa_started;
+const struct fa_mode_ops *_fa_mode;
+static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
+static bool options_read;
+static int stats_fd = 2;
+
+static void fork_prepare(void)
+{
+    if (_fa_mode)
+        _fa_mode->fork_prepare();
+    _fa_purge_fork_prepare();
+    fa_mutex_lock(&_fa_global_lock);
+}
+
+static void fork_parent(void)
+{
+    fa_mutex_unlock(&_fa_global_lock);
+    _fa_purge_fork_parent();
+    if (_fa_mode)
+        _fa_mode->fork_parent();
+}
+
+static void fork_child(void)
+{
+    fa_mutex_reset(&_fa_global_lock);
+    _fa_purge_after_fork();
+    if (_fa_mode)
+        _fa_mode->fork_child();
+    _fa_trace_fork_child();
+}
+
+/* Lab mode, once the options say so. If the first allocations came before environ was
+ * readable, this thread may already have a fast-engine heap: it stops using it (its blocks
+ * stay valid and are freed as usual). */
+static void start_lab_if_asked(void)
+{
+    if (fa_option(mode) != FA_MODE_LAB || _fa_mode)
+        return;
+    _fa_lab_init();
+    __atomic_store_n(&_fa_mode, &_fa_lab_mode, __ATOMIC_RELEASE);
+    if (_fa_heap_tls != &_fa_heap_empty)
+        _fa_heap_abandon(_fa_heap_tls);
+}
+
+void _fa_process_init(void)
+{
+    if (fa_likely(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2))
+        return;
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+            fa_cpu_relax();
+        return;
+    }
+    options_read = _fa_options_init();
+    _fa_list_secret = _fa_os_random() | (uintptr_t)1 << 63; /* free_list.h: why the top bit */
+    _fa_secure_init();
+    _fa_thread_exit_init();
+    start_lab_if_asked();
+    if (options_read)
+        _fa_trace_start();
+    _fa_os_atfork(fork_prepare, fork_parent, fork_child);
+    __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor(101))) static void fa_constructor(void)
+{
+    _fa_process_init();
+    if (!options_read) {
+        options_read = _fa_options_init();
+        start_lab_if_asked();
+        /* Blocks allocated before we could read the options stay in default pages. */
+        _fa_secure_init();
+        _fa_trace_start();
+        if ((_fa_secure || _fa_tracing) && _fa_heap_tls != &_fa_heap_empty)
+            _fa_heap_abandon(_fa_heap_tls);
+    }
+    _fa_started = true;
+    /* The main thread's exit hook runs only if it calls pthread_exit: then the purger must
+     * not keep the process alive (purge.c). */
+    _fa_thread_watch_exit();
+    /* Programs may close stderr before exit (coreutils do): keep our own copy for the report. */
+    if (fa_option(stats)) {
+        int fd = _fa_os_dup(2);
+        if (fd >= 0)
+            stats_fd = fd;
+    }
+    if (fa_option(purge_thread))
+        _fa_purge_start();
+    if (fa_option(verbose))
+        _fa_message(2, "fitalloc: started in pid %d (purge delay %lld ms, purge thread %s)\n",
+                    _fa_os_pid(), fa_option(purge_delay), fa_option(purge_thread) ? "on" : "off");
+}
+
+__attribute__((destructor(101))) static void fa_destructor(void)
+{
+    _fa_trace_process_exit();
+    if (_fa_secure)
+        _fa_secure_check_quarantine();
+    if (!fa_option(stats))
+        return;
+    if (_fa_mode)
+        _fa_mode->stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
+    else
+        _fa_stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
+}
+
+void _fa_process_fatal(void)
+{
+    _fa_trace_fatal();
+}
+
+FA_API long long fa_option_get(const char *name)
+{
+    _fa_process_init();
+    return _fa_option_by_name(name);
+}
