@@ -6,7 +6,7 @@
 # 20s, 10m, 2h or plain seconds. The configurations are the CTest fuzz tests of
 # tests/fuzz/fuzz.cmake (target, environment, flags), with -max_total_time instead of a fixed
 # -runs count and no fixed seed:
-#   (default)  one per target: the first test of each (fast, lab-first-tree, threads-fast)
+#   (default)  one per target: the first test of each (fast, lab-first-tree, threads-fast, trace)
 #   --all      every fuzz test (each lab policy and variant, each lock mode of fuzz_threads)
 #   NAME...    the tests named (as in `ctest -L fuzz`, without "fuzz/": lab-best-list, ...)
 # Each configuration keeps its corpus in build-fuzz/fuzz-runs/<name>/corpus (it grows from run to

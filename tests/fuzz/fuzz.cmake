@@ -5,7 +5,8 @@
 # addresses (ASLR) and on its purge thread's timing. Any failed check, sanitizer report or crash
 # fails the test, and the input is kept in <build>/tests/fuzz/work-<test>/.
 # Tests: fuzz/fast, fuzz/lab-<policy>-<index>[-variant], and the multi-threaded target under the
-# fast engine and each lab lock mode: fuzz/threads-fast, fuzz/threads-lab-<lock>; label "fuzz".
+# fast engine and each lab lock mode: fuzz/threads-fast, fuzz/threads-lab-<lock>; the trace
+# reader of fitalloc-replay: fuzz/trace; label "fuzz".
 
 find_program(FITALLOC_BASH bash REQUIRED)
 set(_fz_src "${PROJECT_SOURCE_DIR}/tests/fuzz")
@@ -63,3 +64,27 @@ foreach(_fz global thread arenas)
     _fa_fuzz_test(threads-lab-${_fz} fuzz_threads ${_fz_runs_threads} FITALLOC_MODE=lab
         FITALLOC_LOCK=${_fz})
 endforeach()
+
+# The trace reader of fitalloc-replay on arbitrary bytes (fuzz_trace.c), from real traces.
+add_executable(fuzz_trace "${_fz_src}/fuzz_trace.c"
+    "${PROJECT_SOURCE_DIR}/tools/replay/trace_reader.c"
+    "${PROJECT_SOURCE_DIR}/tools/replay/program_order.c"
+    "${PROJECT_SOURCE_DIR}/tools/replay/replay_mem.c")
+set_target_properties(fuzz_trace PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${_fz_bin}")
+target_include_directories(fuzz_trace PRIVATE
+    "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}/tools/replay")
+target_compile_options(fuzz_trace PRIVATE -Wall -Wextra -fsanitize=fuzzer)
+target_link_options(fuzz_trace PRIVATE -fsanitize=fuzzer)
+set(_fz_runs_trace 60000)
+if(FITALLOC_TEST_SIZE STREQUAL "real")
+    math(EXPR _fz_runs_trace "${_fz_runs_trace} * 5")
+endif()
+# -close_fd_mask=2: the reader explains every input it refuses on stderr; libFuzzer still
+# prints a crash's report.
+add_test(NAME "fuzz/trace"
+    COMMAND "${FITALLOC_BASH}" "${_fz_src}/run_fuzz.sh" "$<TARGET_FILE:fuzz_trace>"
+        "${_fz_bin}/work-trace" "${_fz_src}/corpus-trace"
+        -runs=${_fz_runs_trace} -seed=1 -max_len=4096 -timeout=30 -rss_limit_mb=2048
+        -close_fd_mask=2 -print_final_stats=1
+    WORKING_DIRECTORY "${_fz_bin}")
+set_tests_properties("fuzz/trace" PROPERTIES LABELS fuzz TIMEOUT 600)

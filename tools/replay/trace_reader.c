@@ -316,39 +316,45 @@ static int put_in_order(struct trace *t, const struct layout *l)
     return rc == ORDER_OK ? 0 : -1;
 }
 
+int trace_read_bytes(const void *bytes, size_t size, const char *name, struct trace *t)
+{
+    memset(t, 0, sizeof *t);
+    t->path = name;
+    struct layout l = {.file = bytes, .size = size};
+    if (check_header(t, l.file, l.size) < 0 || scan_blocks(t, &l) < 0)
+        return -1;
+    t->mapping_bytes = l.records * sizeof(struct fa_trace_record);
+    t->mapping = replay_map(t->mapping_bytes);
+    if (!t->mapping) {
+        fprintf(stderr, "fitalloc-replay: %s: out of memory for %zu records\n", name, l.records);
+        return -1;
+    }
+    t->records = t->mapping;
+    int rc = -1;
+    uint64_t *next = replay_map(l.threads * sizeof *next);
+    if (next) {
+        rc = decode_blocks(t, &l, next);
+        replay_unmap(next, l.threads * sizeof *next);
+    } else {
+        fprintf(stderr, "fitalloc-replay: %s: out of memory\n", name);
+    }
+    if (rc == 0)
+        rc = put_in_order(t, &l);
+    if (rc < 0)
+        trace_release(t);
+    return rc;
+}
+
 int trace_read(const char *path, struct trace *t)
 {
     memset(t, 0, sizeof *t);
     t->path = path;
-    struct layout l = {0};
     void *file;
-    size_t file_bytes;
-    if (read_file(t, &file, &file_bytes, &l.size) < 0)
+    size_t file_bytes, size;
+    if (read_file(t, &file, &file_bytes, &size) < 0)
         return -1;
-    l.file = file;
-    int rc = -1;
-    if (check_header(t, l.file, l.size) < 0 || scan_blocks(t, &l) < 0)
-        goto out;
-    t->mapping_bytes = l.records * sizeof(struct fa_trace_record);
-    t->mapping = replay_map(t->mapping_bytes);
-    if (!t->mapping) {
-        fprintf(stderr, "fitalloc-replay: %s: out of memory for %zu records\n", path, l.records);
-        goto out;
-    }
-    t->records = t->mapping;
-    uint64_t *next = replay_map(l.threads * sizeof *next);
-    if (!next) {
-        fprintf(stderr, "fitalloc-replay: %s: out of memory\n", path);
-        goto out;
-    }
-    rc = decode_blocks(t, &l, next);
-    replay_unmap(next, l.threads * sizeof *next);
-    if (rc == 0)
-        rc = put_in_order(t, &l);
-out:
+    int rc = trace_read_bytes(file, size, path, t);
     replay_unmap(file, file_bytes);
-    if (rc < 0)
-        trace_release(t);
     return rc;
 }
 

@@ -32,6 +32,9 @@ struct trace {
 /* Read and check path. 0 on success; -1 after printing "fitalloc-replay: PATH: ..." to
  * stderr. */
 int trace_read(const char *path, struct trace *t);
+/* The same for a trace already in memory (size bytes at `bytes`, which must stay until
+ * trace_read_bytes returns); `name` stands for the path in messages. */
+int trace_read_bytes(const void *bytes, size_t size, const char *name, struct trace *t);
 void trace_release(struct trace *t);
 
 /* The name of an op ("malloc", "new[]", ...), "?" for a value outside the enum. */
