@@ -1,6 +1,7 @@
 /* Invariant checker for thread heaps and their pages (debug and sanitizer builds: FA_DEBUG).
  * A broken invariant aborts with a message naming the page; see docs/design.md. */
 #include "engine/free_list.h"
+#include "platform/atomic.h"
 
 #define REQUIRE(cond, page, what)                                                                  \
     do {                                                                                           \
@@ -12,8 +13,8 @@
 static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
 {
     uintptr_t owner = fa_owner_word(heap, page) | (full ? FA_OWNER_FULL : 0);
-    REQUIRE(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == owner, page, "owner word");
-    REQUIRE(__atomic_load_n(&page->state, __ATOMIC_RELAXED) == FA_PAGE_USED, page, "page state");
+    REQUIRE(fa_atomic_load_relaxed(&page->owner) == owner, page, "owner word");
+    REQUIRE(fa_atomic_load_relaxed(&page->state) == FA_PAGE_USED, page, "page state");
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
     size_t free_count = 0;
     for (const fa_block_t *b = page->free; b; b = fa_link_decode(b->link)) {
@@ -54,7 +55,7 @@ void _fa_heap_check(const fa_heap_t *heap)
             REQUIRE(seg->heap == heap && seg->kind == kind, seg, "segment owner or kind");
             size_t used = 0;
             for (size_t i = 0; i < seg->page_count; i++)
-                used += __atomic_load_n(&seg->pages[i].state, __ATOMIC_RELAXED) == FA_PAGE_USED;
+                used += fa_atomic_load_relaxed(&seg->pages[i].state) == FA_PAGE_USED;
             REQUIRE(used == seg->used_pages, seg, "segment used-page count");
         }
 }

@@ -16,6 +16,7 @@
 #include "platform/mutex.h"
 #include "platform/os.h"
 #include "trace/record.h"
+#include "platform/atomic.h"
 
 /* The allocation entry points. In a build for debugging tools (FA_TOOLS) they are renamed and
  * override/tools.c exports wrappers that tell the tool about each block under the public
@@ -174,7 +175,7 @@ struct fa_counters {
     uint64_t collected[FA_BINS];    /* remote frees collected in pages no longer in use */
 };
 extern struct fa_counters _fa_counters;
-#define fa_count(name, delta) __atomic_add_fetch(&_fa_counters.name, (delta), __ATOMIC_RELAXED)
+#define fa_count(name, delta) fa_atomic_add_relaxed(&_fa_counters.name, (delta))
 void _fa_stats_commit(int64_t delta);
 void _fa_stats_print(int fd, bool json);
 

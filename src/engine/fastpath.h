@@ -8,6 +8,7 @@
 #define FA_FASTPATH_H
 
 #include "engine/free_list.h"
+#include "platform/atomic.h"
 
 /* Empty asm statements that only steer gcc's register choice, one instruction each on these
  * paths: malloc builds the block in the return register (else it ends with a move), and free
@@ -50,13 +51,13 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
     uintptr_t chunk = (a >> FA_SEG_SHIFT) & (FA_SEGMAP_SIZE - 1);
     /* NULL, foreign pointers, large blocks, frees into full pages and frees from other threads
      * all fail one of these tests and take the slow path. */
-    unsigned entry = __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_RELAXED);
+    unsigned entry = fa_atomic_load_relaxed(&_fa_segmap[chunk]);
     if (fa_likely(fa_map_is_segment(entry))) {
         FA_MATERIALIZE(chunk); /* the segment from the chunk: one shift, not a copy and a mask */
         fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
         fa_page_t *page = &seg->pages[(a & FA_SEG_MASK) >> entry];
         FA_MATERIALIZE(page);
-        if (fa_likely(__atomic_load_n(&page->owner, __ATOMIC_RELAXED) == (uintptr_t)_fa_heap_tls)) {
+        if (fa_likely(fa_atomic_load_relaxed(&page->owner) == (uintptr_t)_fa_heap_tls)) {
             if (fa_unlikely(!fa_own_page_has_block(page, a)))
                 _fa_bad_pointer(caller, p);
             fa_block_t *block = p;

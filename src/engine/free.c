@@ -2,6 +2,7 @@
 #include "fitalloc-trace.h"
 #include "fitalloc.h"
 #include "engine/fastpath.h"
+#include "platform/atomic.h"
 
 __attribute__((noinline)) void _fa_page_emptied(fa_page_t *page)
 {
@@ -35,16 +36,15 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
     if (fa_likely(heap != NULL))
         heap->remote_frees[page->bin]++;
     else
-        __atomic_add_fetch(&_fa_counters.remote_frees[page->bin], 1, __ATOMIC_RELAXED);
+        fa_atomic_add_relaxed(&_fa_counters.remote_frees[page->bin], 1);
     block->mark = fa_page_mark(page);
-    fa_block_t *head = __atomic_load_n(&page->xfree, __ATOMIC_RELAXED);
+    fa_block_t *head = fa_atomic_load_relaxed(&page->xfree);
     do
         block->link = fa_link_encode(head);
-    while (!__atomic_compare_exchange_n(&page->xfree, &head, block, true, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_RELAXED));
+    while (!fa_atomic_cas_weak_seq_cst(&page->xfree, &head, block));
     /* Sequentially consistent with the owner's move_to_full (heap.c): either it sees our
      * block, or we see the full mark and tell it. */
-    if (__atomic_load_n(&page->owner, __ATOMIC_SEQ_CST) & FA_OWNER_FULL)
+    if (fa_atomic_load_seq_cst(&page->owner) & FA_OWNER_FULL)
         _fa_heap_notify(page);
 }
 
@@ -54,7 +54,7 @@ static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
     block->mark = fa_page_mark(page);
     block->link = fa_link_encode(page->free);
     page->free = block;
-    if (__atomic_load_n(&page->owner, __ATOMIC_RELAXED) & FA_OWNER_FULL) {
+    if (fa_atomic_load_relaxed(&page->owner) & FA_OWNER_FULL) {
         page->used--; /* it has a free block again: back to its queue */
         _fa_heap_local_free_full(heap, page);
         FA_CHECK_HEAP(heap);
@@ -98,7 +98,7 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
         _fa_large_free(seg);
         return;
     }
-    if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED ||
+    if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED ||
         !fa_page_has_block(page, (uintptr_t)p))
         _fa_bad_pointer(caller, p);
     if (_fa_block_is_free(page, p))
@@ -112,7 +112,7 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
 void _fa_free_block(fa_page_t *page, fa_block_t *block)
 {
     fa_heap_t *heap = _fa_heap_tls;
-    uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_RELAXED);
+    uintptr_t owner = fa_atomic_load_relaxed(&page->owner);
     if (fa_owner_heap(owner) != heap)
         free_remote(page, block);
     else

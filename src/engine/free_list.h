@@ -14,6 +14,7 @@
 #define FA_FREE_LIST_H
 
 #include "engine/engine.h"
+#include "platform/atomic.h"
 
 /* Set once at start (process/start.c); its top bit is set, so that zeros, small numbers, text and
  * pointers written over a link all decode to non-canonical addresses. */
@@ -58,7 +59,7 @@ static inline uintptr_t fa_page_mark(const fa_page_t *page)
  * tests/unit/test_block_check.c checks every offset of every size class. */
 static inline bool fa_page_has_block(const fa_page_t *page, uintptr_t p)
 {
-    return (p - page->start) * page->magic < __atomic_load_n(&page->limit, __ATOMIC_RELAXED);
+    return (p - page->start) * page->magic < fa_atomic_load_relaxed(&page->limit);
 }
 
 /* The same on the owner's fast path: only the owner writes limit, so a plain read will do, and

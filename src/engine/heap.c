@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "engine/size_class.h"
+#include "platform/atomic.h"
 
 __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_fa_heap_empty;
 fa_page_t _fa_page_empty;
@@ -103,9 +104,9 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
 {
     queue_remove(&heap->queues[page->bin], page);
     queue_push_back(&heap->full, page);
-    __atomic_store_n(&page->owner, fa_owner_word(heap, page) | FA_OWNER_FULL, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&page->xfree, __ATOMIC_SEQ_CST)) {
-        __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELAXED);
+    fa_atomic_store_seq_cst(&page->owner, fa_owner_word(heap, page) | FA_OWNER_FULL);
+    if (fa_atomic_load_seq_cst(&page->xfree)) {
+        fa_atomic_store_relaxed(&page->owner, fa_owner_word(heap, page));
         queue_remove(&heap->full, page);
         queue_push_back(&heap->queues[page->bin], page);
     }
@@ -115,7 +116,7 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
 /* A page leaves the full list: back to its queue, or to its segment if it is empty. */
 static void move_from_full(fa_heap_t *heap, fa_page_t *page)
 {
-    __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&page->owner, fa_owner_word(heap, page));
     queue_remove(&heap->full, page);
     _fa_page_collect(page);
     if (page->used == 0) {
@@ -128,15 +129,14 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
 
 static void collect_notified(fa_heap_t *heap)
 {
-    if (!__atomic_load_n(&heap->notified_pages, __ATOMIC_RELAXED))
+    if (!fa_atomic_load_relaxed(&heap->notified_pages))
         return;
-    fa_page_t *page = __atomic_exchange_n(&heap->notified_pages, NULL, __ATOMIC_ACQUIRE);
+    fa_page_t *page = fa_atomic_exchange_acquire(&heap->notified_pages, NULL);
     while (page) {
         fa_page_t *next = page->notify_next;
-        __atomic_store_n(&page->notified, 0, __ATOMIC_RELEASE);
+        fa_atomic_store_release(&page->notified, 0);
         /* A stale notice (the page changed hands since) is dropped. */
-        if (__atomic_load_n(&page->owner, __ATOMIC_ACQUIRE) ==
-            (fa_owner_word(heap, page) | FA_OWNER_FULL))
+        if (fa_atomic_load_acquire(&page->owner) == (fa_owner_word(heap, page) | FA_OWNER_FULL))
             move_from_full(heap, page);
         page = next;
     }
@@ -144,19 +144,18 @@ static void collect_notified(fa_heap_t *heap)
 
 void _fa_heap_notify(fa_page_t *page)
 {
-    if (__atomic_exchange_n(&page->notified, 1, __ATOMIC_ACQ_REL))
+    if (fa_atomic_exchange_acq_rel(&page->notified, 1))
         return;
-    uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_ACQUIRE);
+    uintptr_t owner = fa_atomic_load_acquire(&page->owner);
     fa_heap_t *heap = fa_owner_heap(owner);
     if (!(owner & FA_OWNER_FULL) || !heap) {
-        __atomic_store_n(&page->notified, 0, __ATOMIC_RELEASE);
+        fa_atomic_store_release(&page->notified, 0);
         return;
     }
-    fa_page_t *head = __atomic_load_n(&heap->notified_pages, __ATOMIC_RELAXED);
+    fa_page_t *head = fa_atomic_load_relaxed(&heap->notified_pages);
     do
         page->notify_next = head;
-    while (!__atomic_compare_exchange_n(&heap->notified_pages, &head, page, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED));
+    while (!fa_atomic_cas_weak_release(&heap->notified_pages, &head, page));
 }
 
 void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page)
@@ -183,13 +182,13 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
     size_t live = seg->used_pages;
     for (size_t i = 0; i < seg->page_count && live > 0; i++) {
         fa_page_t *page = &seg->pages[i];
-        if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
+        if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED)
             continue;
         live--;
         /* A page set up before tracing began (options read late) is traced from now on. */
         if (_fa_tracing)
             page->slow = 1;
-        __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELEASE);
+        fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
         _fa_page_collect(page);
         if (page->used == 0) {
             release_page(heap, page); /* the last one may hand the whole segment to the cache */
@@ -290,7 +289,7 @@ static void abandon_page(fa_heap_t *heap, fa_page_t *page)
     if (page->used == 0)
         release_page(heap, page);
     else
-        __atomic_store_n(&page->owner, 0, __ATOMIC_RELEASE);
+        fa_atomic_store_release(&page->owner, 0);
 }
 
 void _fa_heap_abandon(fa_heap_t *heap)
@@ -313,10 +312,10 @@ void _fa_heap_abandon(fa_heap_t *heap)
         abandon_page(heap, page);
     }
     /* Notices that raced with the loop above: clear their flags so new owners get notices. */
-    page = __atomic_exchange_n(&heap->notified_pages, NULL, __ATOMIC_ACQUIRE);
+    page = fa_atomic_exchange_acquire(&heap->notified_pages, NULL);
     for (fa_page_t *next; page; page = next) {
         next = page->notify_next;
-        __atomic_store_n(&page->notified, 0, __ATOMIC_RELEASE);
+        fa_atomic_store_release(&page->notified, 0);
     }
     for (int kind = 0; kind < FA_SEG_LARGE; kind++) {
         fa_segment_t *seg;
@@ -327,8 +326,7 @@ void _fa_heap_abandon(fa_heap_t *heap)
     }
     fa_mutex_lock(&_fa_global_lock);
     for (size_t bin = 0; bin < FA_BINS; bin++) {
-        __atomic_add_fetch(&_fa_counters.remote_frees[bin], heap->remote_frees[bin],
-                           __ATOMIC_RELAXED);
+        fa_atomic_add_relaxed(&_fa_counters.remote_frees[bin], heap->remote_frees[bin]);
         heap->remote_frees[bin] = 0;
     }
     heap->pool_next = pool;

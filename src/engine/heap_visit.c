@@ -10,6 +10,7 @@
  */
 #include "fitalloc-stats.h"
 #include "engine/engine.h"
+#include "platform/atomic.h"
 
 struct visit {
     fa_heap_visit_fn fn;
@@ -24,9 +25,9 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
     struct visit *v = arg;
     for (size_t i = 0; i < seg->page_count; i++) {
         const fa_page_t *page = &seg->pages[i];
-        if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
+        if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED)
             continue;
-        uintptr_t owner = __atomic_load_n(&page->owner, __ATOMIC_ACQUIRE);
+        uintptr_t owner = fa_atomic_load_acquire(&page->owner);
         const fa_heap_t *heap = fa_owner_heap(owner);
         size_t used = page->used, pinned = page->pinned, block_size = page->block_size;
         size_t capacity = page->reserved;

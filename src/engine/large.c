@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "common/options.h"
+#include "platform/atomic.h"
 
 #define FA_LARGE_HEADER fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t), FA_ALIGN)
 #define FA_LARGE_CACHE_SLOTS 16
@@ -53,9 +54,9 @@ void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg
 fa_segment_t *_fa_large_header(uintptr_t p)
 {
     size_t chunk = p >> FA_SEG_SHIFT;
-    while (chunk > 0 && __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE) == FA_MAP_INTERIOR)
+    while (chunk > 0 && fa_atomic_load_acquire(&_fa_segmap[chunk]) == FA_MAP_INTERIOR)
         chunk--;
-    if (!fa_map_is_segment(__atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE)))
+    if (!fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
         return NULL;
     fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
     return seg->kind == FA_SEG_LARGE ? seg : NULL;
@@ -80,12 +81,12 @@ fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
         /* Keep the bigger mapping (its pages are already there) while the slack of all live
          * large blocks stays within the cache limit; else hand the tail back. */
         size_t slack = mapped - size;
-        size_t total = __atomic_add_fetch(&slack_bytes, slack, __ATOMIC_RELAXED);
+        size_t total = fa_atomic_add_relaxed(&slack_bytes, slack);
         if (total <= (size_t)fa_option(large_cache)) {
             seg->large_slack = slack;
             return seg;
         }
-        __atomic_sub_fetch(&slack_bytes, slack, __ATOMIC_RELAXED);
+        fa_atomic_sub_relaxed(&slack_bytes, slack);
         size_t keep = fa_align_up(size + size / 8, FA_OS_PAGE);
         if (keep < mapped) {
             _fa_os_unmap((char *)seg + keep, mapped - keep);
@@ -223,7 +224,7 @@ void _fa_large_free(fa_segment_t *seg)
     live_unlink(seg);
     _fa_large_freed(seg->large_block, seg->large_usable);
     map_block(seg, false);
-    __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
+    fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;
     fa_count(large_frees, 1);
     fa_count(large_in_use, -(uint64_t)seg->large_usable);
@@ -259,7 +260,7 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     need = fa_align_up(need, FA_OS_PAGE);
     size_t old_usable = seg->large_usable;
     /* The mapping is resized to fit exactly: it no longer holds slack. */
-    __atomic_sub_fetch(&slack_bytes, seg->large_slack, __ATOMIC_RELAXED);
+    fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;
     if (need <= seg->mapped) {
         /* Shrink: hand the tail back. */

@@ -3,6 +3,7 @@
 
 #include "engine/free_list.h"
 #include "engine/size_class.h"
+#include "platform/atomic.h"
 
 uintptr_t _fa_list_secret;
 
@@ -26,7 +27,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     uintptr_t start = index ? base : (uintptr_t)seg + _fa_segment_first_offset(seg->kind);
     page->block_size = (uint32_t)fa_bin_size(bin);
     page->magic = _fa_block_magic(page->block_size);
-    __atomic_store_n(&page->limit, 0, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&page->limit, 0);
     page->bin = (uint8_t)bin;
     page->start = start;
     page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
@@ -36,10 +37,10 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->pinned = 0;
     page->xcollected = 0;
     page->next = page->prev = NULL;
-    __atomic_store_n(&page->xfree, NULL, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&page->xfree, NULL);
     page->secure = _fa_secure;
     page->slow = _fa_secure || _fa_tracing;
-    __atomic_store_n(&page->owner, fa_owner_word(heap, page), __ATOMIC_RELEASE);
+    fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
 }
 
 /* Chain count new blocks in address order in front of rest, each marked free like any freed
@@ -84,17 +85,17 @@ bool _fa_page_extend(fa_page_t *page)
                               : link_new_blocks(page, first, count - skip, page->free);
     /* Other threads read capacity and limit to validate the pointers they free. */
     uint16_t capacity = (uint16_t)(page->capacity + count);
-    __atomic_store_n(&page->capacity, capacity, __ATOMIC_RELAXED);
-    __atomic_store_n(&page->limit, capacity * (page->magic * size), __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&page->capacity, capacity);
+    fa_atomic_store_relaxed(&page->limit, capacity * (page->magic * size));
     return true;
 }
 
 void _fa_page_collect(fa_page_t *page)
 {
-    if (!__atomic_load_n(&page->xfree, __ATOMIC_RELAXED))
+    if (!fa_atomic_load_relaxed(&page->xfree))
         return;
     /* Acquire pairs with the release of the remote push: the block's links are visible. */
-    fa_block_t *list = __atomic_exchange_n(&page->xfree, NULL, __ATOMIC_ACQUIRE);
+    fa_block_t *list = fa_atomic_exchange_acquire(&page->xfree, NULL);
     if (!list)
         return;
     uint32_t count = 1;

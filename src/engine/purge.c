@@ -10,6 +10,7 @@
 #include "common/options.h"
 #include "engine/engine.h"
 #include "fitalloc.h"
+#include "platform/atomic.h"
 
 static uint32_t wake_word;    /* futex word: bumped to wake an idle purger */
 static uint32_t sleep_word;   /* futex word nobody changes: a timed sleep that kicks leave alone */
@@ -41,7 +42,7 @@ void _fa_purge_pass(bool force)
  * standing (the exited main thread still counts as one) and then ends too. */
 static bool purger_alone(void)
 {
-    return __atomic_load_n(&main_exited, __ATOMIC_ACQUIRE) && _fa_os_thread_count() <= 2;
+    return fa_atomic_load_acquire(&main_exited) && _fa_os_thread_count() <= 2;
 }
 
 static void *purger_main(void *arg)
@@ -49,24 +50,24 @@ static void *purger_main(void *arg)
     (void)arg;
     for (;;) {
         if (purger_alone()) {
-            __atomic_store_n(&purger_state, 0, __ATOMIC_RELEASE);
+            fa_atomic_store_release(&purger_state, 0);
             return NULL;
         }
-        uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+        uint32_t seen = fa_atomic_load_acquire(&wake_word);
         /* Announce idleness before looking: a kick after this point wakes us; a kick before
          * it made its work visible to the pass below. */
-        __atomic_store_n(&purger_idle, 1, __ATOMIC_SEQ_CST);
+        fa_atomic_store_seq_cst(&purger_idle, 1);
         long next = purge_run(false);
-        if (__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE)) {
+        if (fa_atomic_load_acquire(&main_exited)) {
             /* Poll for the other threads' end: quickly right after a thread ended (so the
              * process ends promptly after its last one), slowly otherwise. */
-            bool soon = _fa_os_now_ms() < __atomic_load_n(&quick_poll_until, __ATOMIC_RELAXED);
+            bool soon = _fa_os_now_ms() < fa_atomic_load_relaxed(&quick_poll_until);
             long poll = soon ? 1 : 100;
             if (next < 0 || next > poll)
                 next = poll;
         }
         if (next >= 0) {
-            __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
+            fa_atomic_store_relaxed(&purger_idle, 0);
             _fa_os_futex_wait(&sleep_word, 0, next);
         } else {
             _fa_os_futex_wait(&wake_word, seen, -1);
@@ -78,10 +79,10 @@ static void *purger_main(void *arg)
 void _fa_purge_thread_ended(bool main_thread)
 {
     if (main_thread)
-        __atomic_store_n(&main_exited, 1, __ATOMIC_RELEASE);
-    if (!__atomic_load_n(&main_exited, __ATOMIC_ACQUIRE))
+        fa_atomic_store_release(&main_exited, 1);
+    if (!fa_atomic_load_acquire(&main_exited))
         return;
-    __atomic_store_n(&quick_poll_until, _fa_os_now_ms() + 20, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&quick_poll_until, _fa_os_now_ms() + 20);
     /* Cut a timed sleep short (FUTEX_WAKE needs no change of the word) or an idle one. */
     _fa_os_futex_wake(&sleep_word, 1);
     _fa_purge_kick();
@@ -89,9 +90,8 @@ void _fa_purge_thread_ended(bool main_thread)
 
 void _fa_purge_kick(void)
 {
-    if (__atomic_load_n(&purger_idle, __ATOMIC_SEQ_CST) &&
-        __atomic_exchange_n(&purger_idle, 0, __ATOMIC_SEQ_CST)) {
-        __atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+    if (fa_atomic_load_seq_cst(&purger_idle) && fa_atomic_exchange_seq_cst(&purger_idle, 0)) {
+        fa_atomic_add_release(&wake_word, 1);
         _fa_os_futex_wake(&wake_word, 1);
     }
 }
@@ -99,8 +99,7 @@ void _fa_purge_kick(void)
 void _fa_purge_start(void)
 {
     uint32_t expected = 0;
-    if (!__atomic_compare_exchange_n(&purger_state, &expected, 1, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED))
+    if (!fa_atomic_cas_acq_rel(&purger_state, &expected, 1))
         return;
     int rc = _fa_os_thread_start(purger_main, 64 << 10);
     if (rc != 0) {
@@ -114,7 +113,7 @@ void _fa_purge_safe_point(fa_heap_t *heap)
 {
     if (fa_likely(fa_option(purge_thread))) {
         /* Normally started by our constructor; again here in a fork child. */
-        if (fa_unlikely(!__atomic_load_n(&purger_state, __ATOMIC_RELAXED)) && _fa_started)
+        if (fa_unlikely(!fa_atomic_load_relaxed(&purger_state)) && _fa_started)
             _fa_purge_start();
         return;
     }
@@ -130,8 +129,8 @@ void _fa_purge_after_fork(void)
 {
     /* The purger did not follow us into the child. */
     fa_mutex_reset(&pass_lock);
-    __atomic_store_n(&purger_state, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&purger_idle, 0, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&purger_state, 0);
+    fa_atomic_store_relaxed(&purger_idle, 0);
 }
 
 void _fa_purge_fork_prepare(void)

@@ -4,6 +4,7 @@
  * large blocks (whose mappings may be gone) and reads the geometry that released pages keep. */
 #include "fitalloc.h"
 #include "engine/free_list.h"
+#include "platform/atomic.h"
 
 #define FA_FREED_LARGE_RECORD 64
 
@@ -15,29 +16,28 @@ static unsigned freed_large_next;
 
 void _fa_large_freed(uintptr_t block, size_t size)
 {
-    unsigned i = __atomic_fetch_add(&freed_large_next, 1, __ATOMIC_RELAXED);
+    unsigned i = fa_atomic_fetch_add_relaxed(&freed_large_next, 1);
     i %= FA_FREED_LARGE_RECORD;
-    __atomic_store_n(&freed_large[i].block, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&freed_large[i].size, size, __ATOMIC_RELAXED);
-    __atomic_store_n(&freed_large[i].block, block, __ATOMIC_RELEASE);
+    fa_atomic_store_relaxed(&freed_large[i].block, 0);
+    fa_atomic_store_relaxed(&freed_large[i].size, size);
+    fa_atomic_store_release(&freed_large[i].block, block);
 }
 
 /* The size of the block p was, if p is a block fitalloc has handed out and taken back; else 0. */
 static size_t freed_block_size(uintptr_t p)
 {
     for (size_t i = 0; i < FA_FREED_LARGE_RECORD; i++)
-        if (__atomic_load_n(&freed_large[i].block, __ATOMIC_ACQUIRE) == p)
-            return __atomic_load_n(&freed_large[i].size, __ATOMIC_RELAXED);
+        if (fa_atomic_load_acquire(&freed_large[i].block) == p)
+            return fa_atomic_load_relaxed(&freed_large[i].size);
     size_t chunk = p >> FA_SEG_SHIFT;
-    if (chunk >= FA_SEGMAP_SIZE ||
-        !fa_map_is_segment(__atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE)))
+    if (chunk >= FA_SEGMAP_SIZE || !fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
         return 0;
     fa_segment_t *seg = (fa_segment_t *)(p & ~FA_SEG_MASK);
     if (seg->kind == FA_SEG_LARGE)
         return 0;
     /* A released page keeps its geometry until it serves another size class. */
     fa_page_t *page = &seg->pages[(p & FA_SEG_MASK) >> seg->page_shift];
-    if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) == FA_PAGE_USED || page->magic == 0)
+    if (fa_atomic_load_acquire(&page->state) == FA_PAGE_USED || page->magic == 0)
         return 0;
     uint64_t every_block = page->reserved * (page->magic * page->block_size);
     return (p - page->start) * page->magic < every_block ? page->block_size : 0;

@@ -27,6 +27,7 @@
 #include "engine/free_list.h"
 #include "common/options.h"
 #include "engine/size_class.h"
+#include "platform/atomic.h"
 
 #define FA_TRAILER 16 /* at least 8 canary bytes and the size word */
 /* How much of a block the checks cover. An overflow is contiguous, so it crosses the first
@@ -357,7 +358,7 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     fa_heap_t *heap = _fa_heap_tls;
     /* An underflow crosses the size word of the block before first; only the page's owner
      * reads it (only the owner writes size words, so no other thread can see one half done). */
-    bool owner = fa_owner_heap(__atomic_load_n(&page->owner, __ATOMIC_RELAXED)) == heap;
+    bool owner = fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap;
     if (owner && b != page->start && word_size(page, b - d) == SIZE_MAX)
         report(caller, p, "heap underflow (into the block before it)", n);
     if (size && size != n)

@@ -12,6 +12,7 @@
 
 #include "engine/free_list.h"
 #include "common/options.h"
+#include "platform/atomic.h"
 
 uint8_t _fa_segmap[FA_SEGMAP_SIZE];
 fa_mutex_t _fa_global_lock = FA_MUTEX_INIT;
@@ -56,9 +57,9 @@ static uintptr_t page_area(const fa_segment_t *seg, const fa_page_t *page)
 void _fa_segmap_set(uintptr_t start, size_t chunks, uint8_t first, uint8_t rest)
 {
     size_t chunk = start >> FA_SEG_SHIFT;
-    __atomic_store_n(&_fa_segmap[chunk], first, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&_fa_segmap[chunk], first);
     for (size_t i = 1; i < chunks; i++)
-        __atomic_store_n(&_fa_segmap[chunk + i], rest, __ATOMIC_RELEASE);
+        fa_atomic_store_release(&_fa_segmap[chunk + i], rest);
 }
 
 /* With the lock held: give a cached segment's memory back to the OS but keep its address range,
@@ -78,12 +79,12 @@ static void segment_make_cold_locked(fa_segment_t *seg)
     _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
     int64_t committed = (int64_t)header_bytes(seg);
     for (size_t i = 0; i < seg->page_count; i++)
-        if (__atomic_load_n(&seg->pages[i].state, __ATOMIC_RELAXED) != FA_PAGE_CLEAN)
+        if (fa_atomic_load_relaxed(&seg->pages[i].state) != FA_PAGE_CLEAN)
             committed += (int64_t)page_bytes(seg, &seg->pages[i]);
     char *first_page_end = (char *)seg + FA_OS_PAGE;
     /* Word by word and atomically: a remote freer may still read these descriptors (above). */
     for (uint64_t *w = (uint64_t *)seg->pages; w < (uint64_t *)first_page_end; w++)
-        __atomic_store_n(w, 0, __ATOMIC_RELAXED);
+        fa_atomic_store_relaxed(w, 0);
     _fa_os_purge(first_page_end, FA_SEG_SIZE - FA_OS_PAGE);
     _fa_stats_commit(-(committed - FA_OS_PAGE));
     fa_count(purged, (uint64_t)(committed - FA_OS_PAGE));
@@ -149,9 +150,8 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
         fa_page_t *page = &seg->pages[i];
         uint8_t state = want;
         /* Acquire: if the purger just cleaned it, its madvise happened before our use. */
-        if (__atomic_load_n(&page->state, __ATOMIC_RELAXED) != want ||
-            !__atomic_compare_exchange_n(&page->state, &state, FA_PAGE_USED, false,
-                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        if (fa_atomic_load_relaxed(&page->state) != want ||
+            !fa_atomic_cas_acquire(&page->state, &state, FA_PAGE_USED))
             continue;
         if (want == FA_PAGE_CLEAN)
             _fa_stats_commit((int64_t)page_bytes(seg, page));
@@ -197,18 +197,17 @@ fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
 void _fa_page_release(fa_page_t *page)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
-    __atomic_add_fetch(&_fa_counters.bin_frees[page->bin], fa_page_frees(page), __ATOMIC_RELAXED);
-    __atomic_add_fetch(&_fa_counters.collected[page->bin], page->xcollected, __ATOMIC_RELAXED);
+    fa_atomic_add_relaxed(&_fa_counters.bin_frees[page->bin], fa_page_frees(page));
+    fa_atomic_add_relaxed(&_fa_counters.collected[page->bin], page->xcollected);
     page->xcollected = 0;
     page->free = NULL;
     page->capacity = 0;
-    __atomic_store_n(&page->limit, 0, __ATOMIC_RELAXED); /* no block of it may be freed now */
+    fa_atomic_store_relaxed(&page->limit, 0); /* no block of it may be freed now */
     page->tally = 0;
-    __atomic_store_n(&page->owner, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay),
-                     __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&page->owner, 0);
+    fa_atomic_store_relaxed(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay));
     /* Release: the fields above are written before the purger may see the page as DIRTY. */
-    __atomic_store_n(&page->state, FA_PAGE_DIRTY, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&page->state, FA_PAGE_DIRTY);
     seg->used_pages--;
     _fa_purge_kick();
 }
@@ -237,7 +236,7 @@ void _fa_segment_abandon(fa_segment_t *seg)
     seg->heap = NULL;
     fa_mutex_lock(&_fa_global_lock);
     fa_segment_list_push(&abandoned, seg);
-    __atomic_add_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
+    fa_atomic_add_relaxed(&abandoned_count, 1);
     fa_mutex_unlock(&_fa_global_lock);
     fa_count(abandoned, 1);
     _fa_purge_kick();
@@ -245,7 +244,7 @@ void _fa_segment_abandon(fa_segment_t *seg)
 
 fa_segment_t *_fa_segment_pop_abandoned(int kind)
 {
-    if (!__atomic_load_n(&abandoned_count, __ATOMIC_RELAXED))
+    if (!fa_atomic_load_relaxed(&abandoned_count))
         return NULL;
     fa_mutex_lock(&_fa_global_lock);
     fa_segment_t *seg = abandoned;
@@ -253,7 +252,7 @@ fa_segment_t *_fa_segment_pop_abandoned(int kind)
         seg = seg->next;
     if (seg) {
         fa_segment_list_remove(&abandoned, seg);
-        __atomic_sub_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
+        fa_atomic_sub_relaxed(&abandoned_count, 1);
     }
     fa_mutex_unlock(&_fa_global_lock);
     if (seg)
@@ -266,7 +265,7 @@ static void reclaim_abandoned_locked(fa_segment_t *seg)
 {
     for (size_t i = 0; i < seg->page_count && seg->used_pages > 0; i++) {
         fa_page_t *page = &seg->pages[i];
-        if (__atomic_load_n(&page->state, __ATOMIC_RELAXED) != FA_PAGE_USED)
+        if (fa_atomic_load_relaxed(&page->state) != FA_PAGE_USED)
             continue;
         _fa_page_collect(page);
         if (page->used == 0)
@@ -274,7 +273,7 @@ static void reclaim_abandoned_locked(fa_segment_t *seg)
     }
     if (seg->used_pages == 0) {
         fa_segment_list_remove(&abandoned, seg);
-        __atomic_sub_fetch(&abandoned_count, 1, __ATOMIC_RELAXED);
+        fa_atomic_sub_relaxed(&abandoned_count, 1);
         fa_count(abandoned, (uint64_t)-1);
         seg->cached_at = _fa_os_now_ms();
         fa_segment_list_push(&cache, seg);
@@ -313,21 +312,20 @@ void _fa_segments_purge(uint64_t now, bool force, long *next)
         for (size_t i = 0; i < seg->page_count; i++) {
             fa_page_t *page = &seg->pages[i];
             uint8_t state = FA_PAGE_DIRTY;
-            if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_DIRTY)
+            if (fa_atomic_load_acquire(&page->state) != FA_PAGE_DIRTY)
                 continue;
-            uint64_t due = __atomic_load_n(&page->purge_at, __ATOMIC_RELAXED);
+            uint64_t due = fa_atomic_load_relaxed(&page->purge_at);
             if (!force && due > now) {
                 note_due(next, due, now);
                 continue;
             }
-            if (!__atomic_compare_exchange_n(&page->state, &state, FA_PAGE_PURGING, false,
-                                             __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            if (!fa_atomic_cas_acquire(&page->state, &state, FA_PAGE_PURGING))
                 continue;
             size_t bytes = page_bytes(seg, page);
             _fa_os_purge((void *)page_area(seg, page), bytes);
             _fa_stats_commit(-(int64_t)bytes);
             fa_count(purged, bytes);
-            __atomic_store_n(&page->state, FA_PAGE_CLEAN, __ATOMIC_RELEASE);
+            fa_atomic_store_release(&page->state, FA_PAGE_CLEAN);
         }
     }
     fa_mutex_unlock(&_fa_global_lock);
@@ -348,7 +346,7 @@ fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)
     *page_out = NULL;
     if (chunk >= FA_SEGMAP_SIZE || (a & (FA_ALIGN - 1)))
         return NULL;
-    uint8_t entry = __atomic_load_n(&_fa_segmap[chunk], __ATOMIC_ACQUIRE);
+    uint8_t entry = fa_atomic_load_acquire(&_fa_segmap[chunk]);
     if (entry == FA_MAP_INTERIOR)
         return _fa_large_header(a);
     if (!fa_map_is_segment(entry))
@@ -357,8 +355,7 @@ fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)
     if (seg->kind == FA_SEG_LARGE)
         return seg;
     fa_page_t *page = &seg->pages[(a - (uintptr_t)seg) >> seg->page_shift];
-    if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED ||
-        !fa_page_has_block(page, a))
+    if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED || !fa_page_has_block(page, a))
         return NULL;
     *page_out = page;
     return seg;

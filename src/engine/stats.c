@@ -6,16 +6,16 @@
 #include "common/options.h"
 #include "engine/size_class.h"
 #include "fitalloc.h"
+#include "platform/atomic.h"
 
 struct fa_counters _fa_counters;
 
 void _fa_stats_commit(int64_t delta)
 {
-    uint64_t now = __atomic_add_fetch(&_fa_counters.committed, (uint64_t)delta, __ATOMIC_RELAXED);
-    uint64_t peak = __atomic_load_n(&_fa_counters.peak_committed, __ATOMIC_RELAXED);
+    uint64_t now = fa_atomic_add_relaxed(&_fa_counters.committed, (uint64_t)delta);
+    uint64_t peak = fa_atomic_load_relaxed(&_fa_counters.peak_committed);
     while (delta > 0 && now > peak &&
-           !__atomic_compare_exchange_n(&_fa_counters.peak_committed, &peak, now, true,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+           !fa_atomic_cas_weak_relaxed(&_fa_counters.peak_committed, &peak, now))
         ;
 }
 
@@ -36,7 +36,7 @@ __attribute__((no_sanitize("thread"))) static void add_pages(fa_segment_t *seg, 
     struct snapshot *snap = arg;
     for (size_t i = 0; i < seg->page_count; i++) {
         const fa_page_t *page = &seg->pages[i];
-        if (__atomic_load_n(&page->state, __ATOMIC_ACQUIRE) != FA_PAGE_USED)
+        if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED)
             continue;
         struct fa_stats_class *c = &snap->out->size_class[page->bin];
         c->frees += fa_page_frees(page);
@@ -61,17 +61,16 @@ FA_API int fa_stats_get(struct fa_stats *out)
     out->version = FA_STATS_VERSION;
     struct snapshot snap = {.out = out};
     for (size_t bin = 0; bin < FA_BINS; bin++) {
-        uint64_t frees = __atomic_load_n(&_fa_counters.bin_frees[bin], __ATOMIC_RELAXED);
+        uint64_t frees = fa_atomic_load_relaxed(&_fa_counters.bin_frees[bin]);
         out->size_class[bin].block_size = fa_bin_size(bin);
         out->size_class[bin].frees = frees;
         out->size_class[bin].allocs = frees;
-        snap.pending[bin] =
-            (int64_t)(__atomic_load_n(&_fa_counters.remote_frees[bin], __ATOMIC_RELAXED) -
-                      __atomic_load_n(&_fa_counters.collected[bin], __ATOMIC_RELAXED));
+        snap.pending[bin] = (int64_t)(fa_atomic_load_relaxed(&_fa_counters.remote_frees[bin]) -
+                                      fa_atomic_load_relaxed(&_fa_counters.collected[bin]));
     }
     _fa_segments_foreach(add_pages, &snap);
     _fa_heaps_foreach(add_heap, &snap);
-#define FA_COUNTER_LOAD(name) uint64_t name = __atomic_load_n(&_fa_counters.name, __ATOMIC_RELAXED);
+#define FA_COUNTER_LOAD(name) uint64_t name = fa_atomic_load_relaxed(&_fa_counters.name);
     FA_COUNTERS(FA_COUNTER_LOAD)
 #undef FA_COUNTER_LOAD
     for (size_t bin = 0; bin < FA_BINS; bin++) {

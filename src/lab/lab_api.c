@@ -10,6 +10,7 @@
 #include "lab/heap/heap_walk.h"
 #include "lab/lab.h"
 #include "lab/threads/lab_instance.h"
+#include "platform/atomic.h"
 
 static struct fa_lab *lab_global;
 static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
@@ -17,12 +18,11 @@ static bool hist_written;
 
 void _fa_lab_init(void)
 {
-    if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2)
+    if (fa_atomic_load_acquire(&init_state) == 2)
         return;
     uint32_t expected = 0;
-    if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+    if (!fa_atomic_cas_acq_rel(&init_state, &expected, 1)) {
+        while (fa_atomic_load_acquire(&init_state) != 2)
             fa_cpu_relax();
         return;
     }
@@ -50,17 +50,17 @@ void _fa_lab_init(void)
                     cfg.heap.index == FA_LAB_INDEX_LIST ? "list" : "tree", lab->ops->name,
                     lab->slots, (unsigned long long)(lab->slot_size >> 20),
                     cfg.heap.coalesce ? "on" : "off");
-    __atomic_store_n(&lab_global, lab, __ATOMIC_RELEASE);
-    __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&lab_global, lab);
+    fa_atomic_store_release(&init_state, 2);
 }
 
 static inline struct fa_lab *lab(void)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (fa_likely(l != NULL))
         return l;
     _fa_lab_init();
-    return __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    return fa_atomic_load_acquire(&lab_global);
 }
 
 void *_fa_lab_malloc(size_t n)
@@ -85,7 +85,7 @@ void _fa_lab_free(void *p, const char *caller)
 
 bool _fa_lab_owns(const void *p)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     return l && _fa_lab_instance_owns(l, p);
 }
 
@@ -96,28 +96,28 @@ size_t _fa_lab_usable_size(const void *p)
 
 void _fa_lab_thread_exit(void)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (l)
         _fa_lab_instance_thread_exit(l);
 }
 
 void _fa_lab_fork_prepare(void)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (l)
         _fa_lab_instance_fork_prepare(l);
 }
 
 void _fa_lab_fork_parent(void)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (l)
         _fa_lab_instance_fork_parent(l);
 }
 
 void _fa_lab_fork_child(void)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (l)
         _fa_lab_instance_fork_child(l);
 }
@@ -126,7 +126,7 @@ void _fa_lab_fork_child(void)
 static void write_hist_option(void)
 {
     const char *path = fa_option_str(lab_hist);
-    if (!path || !lab_global || __atomic_exchange_n(&hist_written, true, __ATOMIC_RELAXED))
+    if (!path || !lab_global || fa_atomic_exchange_relaxed(&hist_written, true))
         return;
     if (fa_lab_hist_write(path) != 0)
         _fa_message(2, "fitalloc: lab: cannot write the histogram to %s\n", path);
@@ -134,7 +134,7 @@ static void write_hist_option(void)
 
 void _fa_lab_stats_print(int fd, bool json)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (!l)
         return;
     _fa_lab_instance_stats_print(l, fd, json);
@@ -162,7 +162,7 @@ __attribute__((destructor)) static void lab_at_exit(void)
 
 FA_API int fa_lab_stats_get(struct fa_lab_stats *out)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (!l || !out || out->size < sizeof *out)
         return -1;
     _fa_lab_instance_stats(l, out);
@@ -171,7 +171,7 @@ FA_API int fa_lab_stats_get(struct fa_lab_stats *out)
 
 FA_API int fa_lab_hist_write(const char *path)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (!l || !path)
         return -1;
     int fd = _fa_os_create_append(path);
@@ -184,7 +184,7 @@ FA_API int fa_lab_hist_write(const char *path)
 
 FA_API int fa_lab_check(void)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (!l)
         return -1;
     _fa_lab_instance_check(l);
@@ -193,7 +193,7 @@ FA_API int fa_lab_check(void)
 
 FA_API int fa_lab_walk(fa_lab_walk_fn fn, void *arg)
 {
-    struct fa_lab *l = __atomic_load_n(&lab_global, __ATOMIC_ACQUIRE);
+    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (!l || !fn)
         return -1;
     return (int)_fa_lab_instance_walk(l, fn, arg);

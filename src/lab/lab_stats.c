@@ -8,6 +8,7 @@
 #include "platform/compiler.h"
 #include "platform/os.h"
 #include "lab/threads/lab_instance.h"
+#include "platform/atomic.h"
 
 static void add_heap(fa_classic_heap *h, bool exclusive, fa_lab_lock_t *lock, void *arg)
 {
@@ -36,7 +37,7 @@ static void add_heap(fa_classic_heap *h, bool exclusive, fa_lab_lock_t *lock, vo
         out->lock_acquisitions += lock->acquisitions;
         out->lock_contended += lock->contended;
         out->futex_waits += lock->futex_waits;
-        out->futex_wakes += __atomic_load_n(&lock->futex_wakes, __ATOMIC_RELAXED);
+        out->futex_wakes += fa_atomic_load_relaxed(&lock->futex_wakes);
     }
     out->heaps++;
 }

@@ -1,6 +1,7 @@
 /* The contended half of the futex mutex (mutex.h). */
 #include "platform/arch.h"
 #include "platform/mutex.h"
+#include "platform/atomic.h"
 
 /* Check the lock after exponentially growing pauses: 1, 2, 4 ... 1024 (about 2,000 pauses,
  * some 0.1 ms, in all). Checking rarely lets the holder take the lock again and again with its
@@ -15,9 +16,7 @@ bool _fa_futex_spin_acquire(uint32_t *state)
         for (int i = 0; i < delay; i++)
             fa_cpu_relax();
         uint32_t expected = 0;
-        if (__atomic_load_n(state, __ATOMIC_RELAXED) == 0 &&
-            __atomic_compare_exchange_n(state, &expected, 1, false, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
+        if (fa_atomic_load_relaxed(state) == 0 && fa_atomic_cas_acquire(state, &expected, 1))
             return true;
     }
     return false;
@@ -29,6 +28,6 @@ void _fa_mutex_lock_slow(fa_mutex_t *m)
         return;
     /* Mark the lock "contended" before sleeping, so the holder's unlock wakes us. Whoever
      * takes it from here keeps the 2, which may cause one spurious wake: harmless. */
-    while (__atomic_exchange_n(&m->state, 2, __ATOMIC_ACQUIRE) != 0)
+    while (fa_atomic_exchange_acquire(&m->state, 2) != 0)
         _fa_os_futex_wait(&m->state, 2, -1);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "platform/os.h"
+#include "platform/atomic.h"
 
 typedef struct {
     uint32_t state;
@@ -26,9 +27,7 @@ bool _fa_futex_spin_acquire(uint32_t *state);
 static inline void fa_mutex_lock(fa_mutex_t *m)
 {
     uint32_t expected = 0;
-    if (__builtin_expect(__atomic_compare_exchange_n(&m->state, &expected, 1, false,
-                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
-                         1))
+    if (__builtin_expect(fa_atomic_cas_acquire(&m->state, &expected, 1), 1))
         return;
     _fa_mutex_lock_slow(m);
 }
@@ -36,14 +35,14 @@ static inline void fa_mutex_lock(fa_mutex_t *m)
 static inline void fa_mutex_unlock(fa_mutex_t *m)
 {
     /* Release; only a 2 (possible sleeper) needs the kernel. */
-    if (__builtin_expect(__atomic_exchange_n(&m->state, 0, __ATOMIC_RELEASE) == 2, 0))
+    if (__builtin_expect(fa_atomic_exchange_release(&m->state, 0) == 2, 0))
         _fa_os_futex_wake(&m->state, 1);
 }
 
 /* After fork() in the child: the lock holders are gone, start unlocked. */
 static inline void fa_mutex_reset(fa_mutex_t *m)
 {
-    __atomic_store_n(&m->state, 0, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&m->state, 0);
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include "fitalloc.h"
 #include "lab/lab.h"
 #include "process/process_internal.h"
+#include "platform/atomic.h"
 
 bool _fa_started;
 const struct fa_mode_ops *_fa_mode;
@@ -51,19 +52,18 @@ static void start_lab_if_asked(void)
     if (fa_option(mode) != FA_MODE_LAB || _fa_mode)
         return;
     _fa_lab_init();
-    __atomic_store_n(&_fa_mode, &_fa_lab_mode, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&_fa_mode, &_fa_lab_mode);
     if (_fa_heap_tls != &_fa_heap_empty)
         _fa_heap_abandon(_fa_heap_tls);
 }
 
 void _fa_process_init(void)
 {
-    if (fa_likely(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2))
+    if (fa_likely(fa_atomic_load_acquire(&init_state) == 2))
         return;
     uint32_t expected = 0;
-    if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+    if (!fa_atomic_cas_acq_rel(&init_state, &expected, 1)) {
+        while (fa_atomic_load_acquire(&init_state) != 2)
             fa_cpu_relax();
         return;
     }
@@ -75,7 +75,7 @@ void _fa_process_init(void)
     if (options_read)
         _fa_trace_start();
     _fa_os_atfork(fork_prepare, fork_parent, fork_child);
-    __atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&init_state, 2);
 }
 
 __attribute__((constructor(101))) static void fa_constructor(void)

@@ -21,6 +21,7 @@
  */
 #include "platform/arch.h"
 #include "trace/trace.h"
+#include "platform/atomic.h"
 
 static struct fa_trace_buffer *all_buffers;
 
@@ -28,7 +29,7 @@ static struct fa_trace_buffer *all_buffers;
 static bool lock_buffer(struct fa_trace_buffer *buffer, unsigned tries)
 {
     for (unsigned i = 0;; i++) {
-        if (!__atomic_exchange_n(&buffer->lock, 1, __ATOMIC_ACQUIRE))
+        if (!fa_atomic_exchange_acquire(&buffer->lock, 1))
             return true;
         if (tries && i + 1 >= tries)
             return false;
@@ -38,7 +39,7 @@ static bool lock_buffer(struct fa_trace_buffer *buffer, unsigned tries)
 
 static void unlock_buffer(struct fa_trace_buffer *buffer)
 {
-    __atomic_store_n(&buffer->lock, 0, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&buffer->lock, 0);
 }
 
 size_t _fa_trace_block_seal(uint8_t *at, uint32_t thread, uint32_t records, uint32_t bytes,
@@ -74,7 +75,7 @@ static void write_block(struct fa_trace_buffer *buffer, uint32_t end, uint32_t r
  * written yet. Decoding them gives their count and the state the next block starts from. */
 static void write_pending_of_other(struct fa_trace_buffer *buffer)
 {
-    uint32_t end = __atomic_load_n(&buffer->committed, __ATOMIC_ACQUIRE);
+    uint32_t end = fa_atomic_load_acquire(&buffer->committed);
     const uint8_t *data = &buffer->bytes[FA_TRACE_BLOCK_ROOM];
     const uint8_t *p = data + buffer->flushed;
     struct fa_trace_state state = buffer->base;
@@ -94,24 +95,23 @@ static void write_pending_of_other(struct fa_trace_buffer *buffer)
 static void flush_and_empty(struct fa_trace_buffer *buffer, const struct fa_trace_position *last)
 {
     lock_buffer(buffer, 0);
-    uint32_t end = __atomic_load_n(&buffer->committed, __ATOMIC_RELAXED);
+    uint32_t end = fa_atomic_load_relaxed(&buffer->committed);
     if (end > buffer->flushed)
         write_block(buffer, end, (uint32_t)(last->index - buffer->base_index));
     buffer->flushed = 0;
     buffer->base = last->state;
     buffer->base_index = last->index;
-    __atomic_store_n(&buffer->committed, 0, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&buffer->committed, 0);
     unlock_buffer(buffer);
 }
 
 struct fa_trace_buffer *_fa_trace_buffer_take(uint32_t thread, const struct fa_trace_position *at)
 {
-    struct fa_trace_buffer *buffer = __atomic_load_n(&all_buffers, __ATOMIC_ACQUIRE);
+    struct fa_trace_buffer *buffer = fa_atomic_load_acquire(&all_buffers);
     for (; buffer; buffer = buffer->all_next) {
         uint32_t free_state = 0;
-        if (!__atomic_load_n(&buffer->in_use, __ATOMIC_RELAXED) &&
-            __atomic_compare_exchange_n(&buffer->in_use, &free_state, 1, false, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
+        if (!fa_atomic_load_relaxed(&buffer->in_use) &&
+            fa_atomic_cas_acquire(&buffer->in_use, &free_state, 1)) {
             lock_buffer(buffer, 0); /* an exit or report path may be reading it */
             buffer->thread = thread;
             buffer->base = at->state;
@@ -127,11 +127,10 @@ struct fa_trace_buffer *_fa_trace_buffer_take(uint32_t thread, const struct fa_t
     buffer->thread = thread;
     buffer->base = at->state;
     buffer->base_index = at->index;
-    struct fa_trace_buffer *head = __atomic_load_n(&all_buffers, __ATOMIC_RELAXED);
+    struct fa_trace_buffer *head = fa_atomic_load_relaxed(&all_buffers);
     do
         buffer->all_next = head;
-    while (!__atomic_compare_exchange_n(&all_buffers, &head, buffer, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED));
+    while (!fa_atomic_cas_weak_release(&all_buffers, &head, buffer));
     return buffer;
 }
 
@@ -139,7 +138,7 @@ void _fa_trace_buffer_give_back(struct fa_trace_buffer *buffer,
                                 const struct fa_trace_position *last)
 {
     flush_and_empty(buffer, last);
-    __atomic_store_n(&buffer->in_use, 0, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&buffer->in_use, 0);
 }
 
 void _fa_trace_buffer_make_room(struct fa_trace_buffer *buffer,
@@ -155,7 +154,7 @@ void _fa_trace_buffer_flush(struct fa_trace_buffer *buffer, const struct fa_trac
 
 void _fa_trace_buffers_flush_all(unsigned tries)
 {
-    struct fa_trace_buffer *buffer = __atomic_load_n(&all_buffers, __ATOMIC_ACQUIRE);
+    struct fa_trace_buffer *buffer = fa_atomic_load_acquire(&all_buffers);
     for (; buffer; buffer = buffer->all_next) {
         if (!lock_buffer(buffer, tries))
             continue;
@@ -167,15 +166,15 @@ void _fa_trace_buffers_flush_all(unsigned tries)
 void _fa_trace_buffers_after_fork(struct fa_trace_buffer *mine,
                                   const struct fa_trace_position *last)
 {
-    struct fa_trace_buffer *buffer = __atomic_load_n(&all_buffers, __ATOMIC_ACQUIRE);
+    struct fa_trace_buffer *buffer = fa_atomic_load_acquire(&all_buffers);
     for (; buffer; buffer = buffer->all_next) {
         buffer->flushed = 0;
         if (buffer == mine) {
             buffer->base = last->state;
             buffer->base_index = last->index;
         }
-        __atomic_store_n(&buffer->committed, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&buffer->lock, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&buffer->in_use, buffer == mine, __ATOMIC_RELAXED);
+        fa_atomic_store_relaxed(&buffer->committed, 0);
+        fa_atomic_store_relaxed(&buffer->lock, 0);
+        fa_atomic_store_relaxed(&buffer->in_use, buffer == mine);
     }
 }

@@ -10,6 +10,7 @@
 
 #include "common/options.h"
 #include "trace/trace.h"
+#include "platform/atomic.h"
 
 #define FA_TRACE_PATH_MAX 4096
 
@@ -108,15 +109,15 @@ bool _fa_trace_file_open(const char *option, uint64_t start, uint32_t trace_mode
 
 void _fa_trace_file_write(const void *blocks, size_t bytes)
 {
-    int to = __atomic_load_n(&fd, __ATOMIC_RELAXED);
+    int to = fa_atomic_load_relaxed(&fd);
     if (to < 0)
         return;
     int error = _fa_os_write(to, blocks, bytes);
     if (!error)
         return;
     /* A short write may have cut a block: anything appended after it would be read askew. */
-    __atomic_store_n(&fd, -1, __ATOMIC_RELAXED);
-    if (!__atomic_exchange_n(&write_failed, true, __ATOMIC_RELAXED))
+    fa_atomic_store_relaxed(&fd, -1);
+    if (!fa_atomic_exchange_relaxed(&write_failed, true))
         _fa_message(2,
                     "fitalloc: warning: FITALLOC_TRACE: writing the trace failed (%s); "
                     "it stops here\n",

@@ -23,6 +23,7 @@
  * allocation reads: the old block's next allocation comes after it.
  */
 #include "trace/trace.h"
+#include "platform/atomic.h"
 
 uint64_t _fa_trace_stamps[FA_TRACE_STAMPS] __attribute__((aligned(64)));
 struct fa_trace_line _fa_trace_points __attribute__((aligned(64)));
@@ -51,9 +52,8 @@ void _fa_trace_clock_read(struct fa_trace_clock *clock)
 
 static void raise_to(uint64_t *stamp, uint64_t time)
 {
-    uint64_t seen = __atomic_load_n(stamp, __ATOMIC_RELAXED);
-    while (seen < time && !__atomic_compare_exchange_n(stamp, &seen, time, true, __ATOMIC_RELAXED,
-                                                       __ATOMIC_RELAXED))
+    uint64_t seen = fa_atomic_load_relaxed(stamp);
+    while (seen < time && !fa_atomic_cas_weak_relaxed(stamp, &seen, time))
         ;
 }
 

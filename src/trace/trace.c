@@ -21,6 +21,7 @@
 
 #include "common/options.h"
 #include "trace/trace.h"
+#include "platform/atomic.h"
 
 /* True until the start decides: an entry point called before the process has started asks
  * _fa_trace_enter, which starts it, so that even the first call is recorded as what it is. */
@@ -61,13 +62,13 @@ bool _fa_trace_start(void)
     }
     _fa_trace_on = _fa_tracing;
     flags.tracing = _fa_tracing;
-    __atomic_store_n(&flags.decided, true, __ATOMIC_RELEASE);
+    fa_atomic_store_release(&flags.decided, true);
     return _fa_tracing;
 }
 
 bool _fa_trace_enter(void)
 {
-    if (fa_unlikely(!__atomic_load_n(&flags.decided, __ATOMIC_ACQUIRE)))
+    if (fa_unlikely(!fa_atomic_load_acquire(&flags.decided)))
         _fa_process_init(); /* the first call of the process: tracing is decided at its start */
     if (!flags.tracing || self.busy)
         return false;
@@ -237,7 +238,7 @@ void _fa_trace_record(uint8_t op, uint64_t size, size_t alignment, const void *i
 {
     struct fa_trace_thread *t = &self;
     if (fa_unlikely(!t->number))
-        t->number = __atomic_add_fetch(&threads_seen, 1, __ATOMIC_RELAXED);
+        t->number = fa_atomic_add_relaxed(&threads_seen, 1);
     /* Only the pointers the record holds order the call. */
     uint64_t in_address = fa_trace_op_has_in(op) ? (uintptr_t)in : 0;
     uint64_t out_address = fa_trace_op_has_out(op) ? (uintptr_t)out : 0;
@@ -264,7 +265,7 @@ void _fa_trace_record(uint8_t op, uint64_t size, size_t alignment, const void *i
     check_encoding(p, end, before, &c);
 #endif
     fa_trace_buffer_commit(buffer, end);
-    if (fa_unlikely(__atomic_load_n(&flags.exiting, __ATOMIC_RELAXED)))
+    if (fa_unlikely(fa_atomic_load_relaxed(&flags.exiting)))
         _fa_trace_buffer_flush(buffer, &t->last);
 }
 
@@ -304,7 +305,7 @@ void _fa_trace_process_exit(void)
         return;
     /* First the flag, then the buffers: a thread that records after its buffer was written
      * sees the flag and writes its records itself. */
-    __atomic_store_n(&flags.exiting, true, __ATOMIC_SEQ_CST);
+    fa_atomic_store_seq_cst(&flags.exiting, true);
     _fa_trace_buffers_flush_all(0);
 }
 
@@ -317,7 +318,7 @@ void _fa_trace_fork_child(void)
     self.last.index = 0;
     self.clock.until_reading = 0;
     _fa_trace_buffers_after_fork(self.buffer, &self.last);
-    __atomic_store_n(&flags.exiting, false, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&flags.exiting, false);
     _fa_trace_file_fork_child();
 }
 

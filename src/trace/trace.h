@@ -13,6 +13,7 @@
 #include "platform/compiler.h"
 #include "platform/os.h"
 #include "trace/record.h"
+#include "platform/atomic.h"
 
 /* A thread reads the clock at least every FA_TRACE_CLOCK_PERIOD calls, and at every call while
  * its calls are more than FA_TRACE_SLOW_CALL_NS apart on average (docs/trace.md, "Order"). */
@@ -53,7 +54,7 @@ struct fa_trace_line {
 extern struct fa_trace_line _fa_trace_points;
 static inline uint64_t fa_trace_after_points(uint64_t time)
 {
-    uint64_t points = __atomic_load_n(&_fa_trace_points.value, __ATOMIC_RELAXED);
+    uint64_t points = fa_atomic_load_relaxed(&_fa_trace_points.value);
     return points < time ? time : points + 1;
 }
 
@@ -66,11 +67,10 @@ static inline uint64_t *fa_trace_stamp_of(uint64_t address)
 static inline uint64_t fa_trace_stamp_sync(uint64_t time, uint64_t address)
 {
     uint64_t *stamp = fa_trace_stamp_of(address);
-    uint64_t seen = __atomic_load_n(stamp, __ATOMIC_RELAXED);
+    uint64_t seen = fa_atomic_load_relaxed(stamp);
     do
         time = seen < time ? time : seen + 1;
-    while (
-        !__atomic_compare_exchange_n(stamp, &seen, time, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    while (!fa_atomic_cas_weak_relaxed(stamp, &seen, time));
     return time;
 }
 /* The region's stamp at least `time` (a call whose time was fixed earlier). */
@@ -139,7 +139,7 @@ void _fa_trace_buffer_make_room(struct fa_trace_buffer *buffer,
 static inline uint8_t *fa_trace_buffer_room(struct fa_trace_buffer *buffer,
                                             const struct fa_trace_position *last, bool *emptied)
 {
-    uint32_t at = __atomic_load_n(&buffer->committed, __ATOMIC_RELAXED);
+    uint32_t at = fa_atomic_load_relaxed(&buffer->committed);
     if (fa_unlikely(at > FA_TRACE_BUFFER_DATA - FA_TRACE_RECORD_MAX)) {
         _fa_trace_buffer_make_room(buffer, last);
         *emptied = true;
@@ -149,8 +149,8 @@ static inline uint8_t *fa_trace_buffer_room(struct fa_trace_buffer *buffer,
 }
 static inline void fa_trace_buffer_commit(struct fa_trace_buffer *buffer, const uint8_t *end)
 {
-    __atomic_store_n(&buffer->committed, (uint32_t)(end - &buffer->bytes[FA_TRACE_BLOCK_ROOM]),
-                     __ATOMIC_RELEASE);
+    fa_atomic_store_release(&buffer->committed,
+                            (uint32_t)(end - &buffer->bytes[FA_TRACE_BLOCK_ROOM]));
 }
 /* Write the owner's records now (the owner only; `last`: where its next record goes). */
 void _fa_trace_buffer_flush(struct fa_trace_buffer *buffer, const struct fa_trace_position *last);

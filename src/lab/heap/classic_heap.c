@@ -8,6 +8,7 @@
 #include "platform/arch.h"
 #include "platform/compiler.h"
 #include "platform/os.h"
+#include "platform/atomic.h"
 
 /* ---- tags and neighbours ---- */
 
@@ -142,7 +143,7 @@ static bool extend_break(fa_classic_heap *h, size_t add)
     }
     /* Threads freeing into this heap check pointers against the break (relaxed is enough:
      * a block they own was handed to them after the break passed it). */
-    __atomic_store_n(&h->brk, new_brk, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&h->brk, new_brk);
     FA_HEAP_COUNT(h, heap_bytes, add);
     FA_HEAP_COUNT(h, grows, 1);
     return true;
@@ -210,8 +211,7 @@ __attribute__((noreturn, cold)) static void double_free(fa_classic_heap *h, cons
 {
     uintptr_t block = fa_block_of_payload(p);
     size_t size = fa_block_size(block);
-    bool plausible =
-        size >= FA_BLOCK_MIN && size <= __atomic_load_n(&h->brk, __ATOMIC_RELAXED) - block;
+    bool plausible = size >= FA_BLOCK_MIN && size <= fa_atomic_load_relaxed(&h->brk) - block;
     _fa_double_free(caller, p, plausible ? size - FA_BLOCK_HEADER : 0);
 }
 
@@ -222,7 +222,7 @@ __attribute__((noreturn, cold)) static void double_free(fa_classic_heap *h, cons
 static uintptr_t live_block(fa_classic_heap *h, const void *p, const char *caller, bool remote_ok)
 {
     uintptr_t block = fa_block_of_payload(p);
-    uintptr_t brk = __atomic_load_n(&h->brk, __ATOMIC_RELAXED);
+    uintptr_t brk = fa_atomic_load_relaxed(&h->brk);
     if (((uintptr_t)p & (FA_BLOCK_ALIGN - 1)) || block < h->start || (uintptr_t)p >= brk)
         _fa_invalid_pointer(caller, p);
     uintptr_t w1 = fa_block_word1(block);
@@ -340,32 +340,30 @@ bool _fa_classic_heap_resize(fa_classic_heap *h, void *p, size_t n)
 void _fa_classic_heap_remote_free(fa_classic_heap *h, void *p, const char *caller)
 {
     uintptr_t block = fa_block_of_payload(p);
-    uintptr_t brk = __atomic_load_n(&h->brk, __ATOMIC_RELAXED);
+    uintptr_t brk = fa_atomic_load_relaxed(&h->brk);
     if (((uintptr_t)p & (FA_BLOCK_ALIGN - 1)) || block < h->start || (uintptr_t)p >= brk)
         _fa_invalid_pointer(caller, p);
     /* Claim the block by swapping its check word: of two threads freeing it, one wins and the
      * other sees a double free. Only word 1 is touched; the owner may be rewriting word 0. */
     uintptr_t seen = fa_block_used_check(block);
-    if (!__atomic_compare_exchange_n(fa_block_word(block, 1), &seen, fa_block_remote_check(block),
-                                     false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    if (!fa_atomic_cas_relaxed(fa_block_word(block, 1), &seen, fa_block_remote_check(block))) {
         if (seen == fa_block_remote_check(block) || (seen & ~FA_WORD1_LOW_MASK) == FA_FREE_TAG)
             double_free(h, caller, p);
         _fa_invalid_pointer(caller, p);
     }
     /* Push onto the owner's stack. Release: the owner's acquiring exchange in drain sees the
      * link and the swapped check word. Pops take the whole stack at once, so no ABA. */
-    void *head = __atomic_load_n(&h->remote, __ATOMIC_RELAXED);
+    void *head = fa_atomic_load_relaxed(&h->remote);
     do
         *(void **)p = head;
-    while (!__atomic_compare_exchange_n(&h->remote, &head, p, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED));
+    while (!fa_atomic_cas_weak_release(&h->remote, &head, p));
 }
 
 void _fa_classic_heap_drain(fa_classic_heap *h)
 {
-    if (!__atomic_load_n(&h->remote, __ATOMIC_RELAXED))
+    if (!fa_atomic_load_relaxed(&h->remote))
         return;
-    void *p = __atomic_exchange_n(&h->remote, NULL, __ATOMIC_ACQUIRE);
+    void *p = fa_atomic_exchange_acquire(&h->remote, NULL);
     while (p) {
         void *next = *(void **)p; /* read before the block becomes a free block */
         uintptr_t block = live_block(h, p, "free", true);

@@ -31,6 +31,7 @@
 #include "lab/index/fit_list.h"
 #include "lab/policy/fit_policy.h"
 #include "lab/index/fit_tree.h"
+#include "platform/atomic.h"
 
 /* Memory is committed in steps of this many bytes past the break (fewer mprotect calls). */
 #define FA_LAB_COMMIT_STEP ((size_t)1 << 20)
@@ -77,8 +78,8 @@ typedef struct fa_classic_heap {
 
 /* Counter update by the heap's current owner (see struct fa_heap_counters). */
 #define FA_HEAP_COUNT(h, field, delta)                                                             \
-    __atomic_store_n(&(h)->count.field, (h)->count.field + (uint64_t)(delta), __ATOMIC_RELAXED)
-#define FA_HEAP_READ(h, field) __atomic_load_n(&(h)->count.field, __ATOMIC_RELAXED)
+    fa_atomic_store_relaxed(&(h)->count.field, (h)->count.field + (uint64_t)(delta))
+#define FA_HEAP_READ(h, field) fa_atomic_load_relaxed(&(h)->count.field)
 
 /* Lay a heap out at the start of [region, region + reserve) (reserved, not committed).
  * NULL if the reservation is too small or memory cannot be committed. */

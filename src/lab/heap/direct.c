@@ -5,6 +5,7 @@
 #include "platform/arch.h"
 #include "platform/compiler.h"
 #include "platform/os.h"
+#include "platform/atomic.h"
 
 #define DELETED ((uintptr_t)1)
 #define FIRST_CAPACITY 256
@@ -77,7 +78,7 @@ void *_fa_direct_alloc(struct fa_direct_registry *r, size_t alignment, size_t n)
     }
     put(r->table, r->capacity, (uintptr_t)p, size);
     r->used++;
-    __atomic_store_n(&r->live, r->live + 1, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&r->live, r->live + 1);
     r->allocs++;
     r->bytes += size;
     fa_mutex_unlock(&r->lock);
@@ -86,14 +87,14 @@ void *_fa_direct_alloc(struct fa_direct_registry *r, size_t alignment, size_t n)
 
 bool _fa_direct_free(struct fa_direct_registry *r, void *p)
 {
-    if (!__atomic_load_n(&r->live, __ATOMIC_RELAXED))
+    if (!fa_atomic_load_relaxed(&r->live))
         return false;
     fa_mutex_lock(&r->lock);
     struct fa_direct_entry *e = lookup(r, (uintptr_t)p);
     size_t size = e ? e->size : 0;
     if (e) {
         e->addr = DELETED;
-        __atomic_store_n(&r->live, r->live - 1, __ATOMIC_RELAXED);
+        fa_atomic_store_relaxed(&r->live, r->live - 1);
         r->frees++;
         r->bytes -= size;
     }
@@ -105,7 +106,7 @@ bool _fa_direct_free(struct fa_direct_registry *r, void *p)
 
 size_t _fa_direct_usable(struct fa_direct_registry *r, const void *p)
 {
-    if (!__atomic_load_n(&r->live, __ATOMIC_RELAXED))
+    if (!fa_atomic_load_relaxed(&r->live))
         return 0;
     fa_mutex_lock(&r->lock);
     struct fa_direct_entry *e = lookup(r, (uintptr_t)p);

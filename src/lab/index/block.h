@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "platform/atomic.h"
 
 #define FA_BLOCK_HEADER 16
 #define FA_BLOCK_ALIGN 16
@@ -68,22 +69,22 @@ static inline uintptr_t *fa_block_word(uintptr_t block, int i)
 
 static inline uintptr_t fa_block_word0(uintptr_t block)
 {
-    return __atomic_load_n(fa_block_word(block, 0), __ATOMIC_RELAXED);
+    return fa_atomic_load_relaxed(fa_block_word(block, 0));
 }
 
 static inline void fa_block_set_word0(uintptr_t block, uintptr_t v)
 {
-    __atomic_store_n(fa_block_word(block, 0), v, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(fa_block_word(block, 0), v);
 }
 
 static inline uintptr_t fa_block_word1(uintptr_t block)
 {
-    return __atomic_load_n(fa_block_word(block, 1), __ATOMIC_RELAXED);
+    return fa_atomic_load_relaxed(fa_block_word(block, 1));
 }
 
 static inline void fa_block_set_word1(uintptr_t block, uintptr_t v)
 {
-    __atomic_store_n(fa_block_word(block, 1), v, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(fa_block_word(block, 1), v);
 }
 
 static inline size_t fa_block_size(uintptr_t block)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "trace/record.h"
+#include "platform/atomic.h"
 
 __thread struct fa_lab_tls _fa_lab_tls __attribute__((tls_model("initial-exec")));
 
@@ -102,7 +103,7 @@ struct fa_lab *_fa_lab_instance_create(const struct fa_lab_config *config)
     lab->ops = cfg.lock == FA_LOCK_THREAD   ? &_fa_lock_thread_ops
                : cfg.lock == FA_LOCK_ARENAS ? &_fa_lock_arenas_ops
                                             : &_fa_lock_global_ops;
-    lab->id = __atomic_fetch_add(&next_lab_id, 1, __ATOMIC_RELAXED);
+    lab->id = fa_atomic_fetch_add_relaxed(&next_lab_id, 1);
     lab->space = (uintptr_t)space;
     lab->slot_size = slot_size;
     lab->slot_shift = (unsigned)__builtin_ctzll(slot_size);
@@ -121,13 +122,13 @@ void _fa_lab_instance_destroy(struct fa_lab *lab)
 
 fa_classic_heap *_fa_lab_slot_open(struct fa_lab *lab, unsigned i)
 {
-    fa_classic_heap *h = __atomic_load_n(&lab->slot[i].heap, __ATOMIC_ACQUIRE);
+    fa_classic_heap *h = fa_atomic_load_acquire(&lab->slot[i].heap);
     if (fa_likely(h != NULL))
         return h;
     h = _fa_classic_heap_create_at(fa_lab_slot_heap(lab, i), lab->slot_size, &lab->cfg.heap);
     /* Release: a thread that sees the pointer (free, owns) sees the heap's fields. */
     if (h)
-        __atomic_store_n(&lab->slot[i].heap, h, __ATOMIC_RELEASE);
+        fa_atomic_store_release(&lab->slot[i].heap, h);
     return h;
 }
 
@@ -138,7 +139,7 @@ static bool slot_of(const struct fa_lab *lab, const void *p, unsigned *slot)
     if (offset >= ((uintptr_t)lab->slots << lab->slot_shift))
         return false;
     *slot = (unsigned)(offset >> lab->slot_shift);
-    return __atomic_load_n(&lab->slot[*slot].heap, __ATOMIC_ACQUIRE) != NULL;
+    return fa_atomic_load_acquire(&lab->slot[*slot].heap) != NULL;
 }
 
 static bool goes_direct(const struct fa_lab *lab, size_t n)

@@ -1,5 +1,6 @@
 /* The contended halves of the lab mutex (lab_mutex.h). */
 #include "lab/threads/lab_mutex.h"
+#include "platform/atomic.h"
 
 void _fa_lab_lock_slow(fa_lab_lock_t *l)
 {
@@ -9,7 +10,7 @@ void _fa_lab_lock_slow(fa_lab_lock_t *l)
         goto acquired;
     /* Mark the lock "maybe a sleeper" before sleeping, so its holder's unlock wakes us. The
      * thread that takes it from here keeps the 2, which can cost one spurious wake. */
-    while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0) {
+    while (fa_atomic_exchange_acquire(&l->state, 2) != 0) {
         _fa_os_futex_wait(&l->state, 2, -1);
         waits++;
     }
@@ -22,5 +23,5 @@ acquired:
 void _fa_lab_unlock_wake(fa_lab_lock_t *l)
 {
     _fa_os_futex_wake(&l->state, 1);
-    __atomic_add_fetch(&l->futex_wakes, 1, __ATOMIC_RELAXED);
+    fa_atomic_add_relaxed(&l->futex_wakes, 1);
 }

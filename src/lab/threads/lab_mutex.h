@@ -22,6 +22,7 @@
 #include "platform/compiler.h"
 #include "platform/mutex.h"
 #include "platform/os.h"
+#include "platform/atomic.h"
 
 typedef struct {
     uint32_t state;
@@ -37,8 +38,7 @@ void _fa_lab_unlock_wake(fa_lab_lock_t *l);
 static inline bool fa_lab_trylock(fa_lab_lock_t *l)
 {
     uint32_t expected = 0;
-    if (__atomic_compare_exchange_n(&l->state, &expected, 1, false, __ATOMIC_ACQUIRE,
-                                    __ATOMIC_RELAXED)) {
+    if (fa_atomic_cas_acquire(&l->state, &expected, 1)) {
         l->acquisitions++;
         return true;
     }
@@ -55,14 +55,14 @@ static inline void fa_lab_lock(fa_lab_lock_t *l)
 static inline void fa_lab_unlock(fa_lab_lock_t *l)
 {
     /* Release; only a 2 (maybe a sleeper) needs the kernel. */
-    if (fa_unlikely(__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2))
+    if (fa_unlikely(fa_atomic_exchange_release(&l->state, 0) == 2))
         _fa_lab_unlock_wake(l);
 }
 
 /* After fork() in the child: the other threads are gone, start unlocked. */
 static inline void fa_lab_lock_reset(fa_lab_lock_t *l)
 {
-    __atomic_store_n(&l->state, 0, __ATOMIC_RELAXED);
+    fa_atomic_store_relaxed(&l->state, 0);
 }
 
 #endif

@@ -8,6 +8,7 @@
  * each other's arenas freely, at the price of sharing their locks.
  */
 #include "lab/threads/lab_instance.h"
+#include "platform/atomic.h"
 
 static void *from_arena(struct fa_lab *lab, unsigned i, size_t alignment, size_t n)
 {
@@ -22,7 +23,7 @@ static void *arenas_alloc(struct fa_lab *lab, size_t alignment, size_t n)
     if (_fa_lab_tls.lab_id != lab->id) {
         _fa_lab_tls.lab_id = lab->id;
         _fa_lab_tls.heap = NULL;
-        _fa_lab_tls.arena = __atomic_fetch_add(&lab->next_arena, 1, __ATOMIC_RELAXED) % lab->slots;
+        _fa_lab_tls.arena = fa_atomic_fetch_add_relaxed(&lab->next_arena, 1) % lab->slots;
     }
     unsigned first = _fa_lab_tls.arena, i = first, missed = 0;
     while (!fa_lab_trylock(&lab->slot[i].lock)) {

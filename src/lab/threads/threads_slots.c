@@ -1,6 +1,7 @@
 /* What the global and arenas lock modes share: a block always goes back to the heap of its
  * slot, under that slot's lock. */
 #include "lab/threads/lab_instance.h"
+#include "platform/atomic.h"
 
 void _fa_lock_slot_free(struct fa_lab *lab, unsigned slot, void *p, const char *caller)
 {
@@ -26,7 +27,7 @@ void _fa_lock_slots_visit(struct fa_lab *lab,
 {
     for (unsigned i = 0; i < lab->slots; i++) {
         fa_lab_lock_t *lock = &lab->slot[i].lock;
-        if (!__atomic_load_n(&lab->slot[i].heap, __ATOMIC_ACQUIRE))
+        if (!fa_atomic_load_acquire(&lab->slot[i].heap))
             continue;
         fa_lab_lock(lock);
         lock->acquisitions--; /* looking is not using: keep the statistics the program's */
