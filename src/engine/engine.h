@@ -63,9 +63,9 @@ static inline void fa_segment_list_remove(fa_segment_t **list, fa_segment_t *seg
 extern uint8_t _fa_segmap[FA_SEGMAP_SIZE];
 extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap pool */
 void _fa_segmap_set(uintptr_t start, size_t size, uint8_t first, uint8_t rest);
-fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin); /* a free page it owns */
-fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin);   /* from the cache or the OS */
-void _fa_page_release(fa_page_t *page);
+fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin); /* a free page it owns */
+fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin);  /* from the cache or the OS */
+void _fa_segment_release_page(fa_page_t *page);
 void _fa_segment_release(fa_segment_t *seg);
 fa_segment_t *_fa_segment_pop_abandoned(int kind); /* FA_SEG_SMALL, _MEDIUM or _BIG */
 void _fa_segment_abandon(fa_segment_t *seg);

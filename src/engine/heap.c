@@ -83,7 +83,7 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
 static void release_page(fa_heap_t *heap, fa_page_t *page)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
-    _fa_page_release(page);
+    _fa_segment_release_page(page);
     if (seg->used_pages == 0) {
         fa_segment_t **list = &heap->segments[seg->kind];
         if (seg->prev)
@@ -219,7 +219,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
          * last. Adopting only when a new segment is the alternative leaves abandoned segments
          * to the threads that need them: a heap that adopted greedily would hoard them (with
          * their dirty pages), and each new thread would map a new segment. */
-        page = _fa_page_from_segments(heap, bin);
+        page = _fa_segment_take_page(heap, bin);
         if (page)
             break;
         fa_segment_t *seg = _fa_segment_pop_abandoned(fa_bin_kind(bin));
@@ -228,7 +228,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         _fa_heap_adopt_pages(heap, seg);
     }
     if (!page)
-        page = _fa_page_new_segment(heap, bin);
+        page = _fa_segment_new_page(heap, bin);
     if (!page)
         return NULL;
     _fa_page_extend(page);

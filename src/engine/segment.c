@@ -161,7 +161,7 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
     return NULL;
 }
 
-fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin)
+fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin)
 {
     int kind = fa_bin_kind(bin);
     fa_page_t *page = NULL;
@@ -176,7 +176,7 @@ fa_page_t *_fa_page_from_segments(fa_heap_t *heap, size_t bin)
     return page;
 }
 
-fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
+fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin)
 {
     int kind = fa_bin_kind(bin);
     fa_segment_t *seg = segment_new(kind);
@@ -194,7 +194,7 @@ fa_page_t *_fa_page_new_segment(fa_heap_t *heap, size_t bin)
     return page;
 }
 
-void _fa_page_release(fa_page_t *page)
+void _fa_segment_release_page(fa_page_t *page)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     fa_atomic_add_relaxed(&_fa_counters.bin_frees[page->bin], fa_page_frees(page));
@@ -269,7 +269,7 @@ static void reclaim_abandoned_locked(fa_segment_t *seg)
             continue;
         _fa_page_collect(page);
         if (page->used == 0)
-            _fa_page_release(page);
+            _fa_segment_release_page(page);
     }
     if (seg->used_pages == 0) {
         fa_segment_list_remove(&abandoned, seg);

@@ -9,7 +9,7 @@
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index, bool coalesce)
 {
-    struct fa_heap_config cfg = {
+    struct fa_classic_heap_config cfg = {
         .policy = policy, .index = index, .coalesce = coalesce, .arena = 0, .exact_max = 128};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)256 << 20);
     CHECK(h != NULL);
@@ -183,7 +183,7 @@ static void test_resize(enum fa_policy policy, enum fa_lab_index index)
 /* Arena mode: one free block spans the arena from the start; nothing ever grows. */
 static void test_arena(enum fa_policy policy, enum fa_lab_index index)
 {
-    struct fa_heap_config cfg = {
+    struct fa_classic_heap_config cfg = {
         .policy = policy, .index = index, .coalesce = true, .arena = 65536, .exact_max = 80};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, 0);
     CHECK(h != NULL);
@@ -206,7 +206,7 @@ static void test_arena(enum fa_policy policy, enum fa_lab_index index)
 
 /* The CSE3320 benchmark, portable variant (p1 = 50 000 000 bytes, no stdio buffer). */
 struct cse_result {
-    struct fa_heap_counters c;
+    struct fa_classic_heap_counters c;
 };
 
 static struct cse_result run_cse3320(enum fa_policy policy, enum fa_lab_index index)
@@ -253,7 +253,7 @@ static void test_cse3320(void)
     for (int policy = 0; policy <= FA_POLICY_SEGREGATED; policy++) {
         struct cse_result tree = run_cse3320(policy, FA_LAB_INDEX_TREE);
         struct cse_result list = run_cse3320(policy, FA_LAB_INDEX_LIST);
-        const struct fa_heap_counters *c = &tree.c;
+        const struct fa_classic_heap_counters *c = &tree.c;
         /* The study's counts less the stdio buffer's malloc (never freed); the same for every
          * policy. */
         CHECK_EQ(c->mallocs, 16404);

@@ -67,7 +67,7 @@ static void say(const void *p)
 
 static void heap_double_free(void)
 {
-    struct fa_heap_config cfg = {.policy = FA_POLICY_BEST, .coalesce = true};
+    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_BEST, .coalesce = true};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
     void *p = _fa_classic_heap_alloc(h, 100);
     _fa_classic_heap_alloc(h, 1);
@@ -78,7 +78,7 @@ static void heap_double_free(void)
 
 static void heap_double_free_merged(void)
 {
-    struct fa_heap_config cfg = {.policy = FA_POLICY_FIRST, .coalesce = true};
+    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_FIRST, .coalesce = true};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
     void *a = _fa_classic_heap_alloc(h, 100), *b = _fa_classic_heap_alloc(h, 100);
     _fa_classic_heap_alloc(h, 1);
@@ -90,7 +90,7 @@ static void heap_double_free_merged(void)
 
 static void heap_interior(void)
 {
-    struct fa_heap_config cfg = {.policy = FA_POLICY_WORST, .coalesce = true};
+    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_WORST, .coalesce = true};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
     char *p = _fa_classic_heap_alloc(h, 100);
     memset(p, 0, 100);
@@ -100,7 +100,7 @@ static void heap_interior(void)
 
 static void heap_misaligned(void)
 {
-    struct fa_heap_config cfg = {.policy = FA_POLICY_NEXT, .coalesce = true};
+    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_NEXT, .coalesce = true};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
     char *p = _fa_classic_heap_alloc(h, 100);
     say(p + 8);
@@ -146,7 +146,7 @@ static void lab_direct_double_free(void)
  * directly: sanitizers do not allow threads in a forked child.) */
 static void remote_double_free(void)
 {
-    struct fa_heap_config cfg = {.policy = FA_POLICY_BEST, .coalesce = true};
+    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_BEST, .coalesce = true};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
     void *p = _fa_classic_heap_alloc(h, 100);
     say(p);
@@ -157,7 +157,7 @@ static void remote_double_free(void)
 /* A remote free of a block the owner has already taken back and freed. */
 static void remote_free_of_free_block(void)
 {
-    struct fa_heap_config cfg = {.policy = FA_POLICY_FIRST, .coalesce = true};
+    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_FIRST, .coalesce = true};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
     void *p = _fa_classic_heap_alloc(h, 100);
     _fa_classic_heap_alloc(h, 1);

@@ -12,7 +12,7 @@ static const char *const policy_name[] = {"first", "next", "best", "worst", "seg
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index)
 {
-    struct fa_heap_config cfg = {
+    struct fa_classic_heap_config cfg = {
         .policy = policy, .index = index, .coalesce = true, .arena = 0, .exact_max = 128};
     fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)64 << 20);
     CHECK(h != NULL);

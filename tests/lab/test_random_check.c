@@ -134,7 +134,7 @@ int main(void)
     for (int policy = 0; policy <= FA_POLICY_SEGREGATED; policy++) {
         for (int index = 0; index < 2; index++) {
             for (int coalesce = 0; coalesce < 2; coalesce++) {
-                struct fa_heap_config cfg = {
+                struct fa_classic_heap_config cfg = {
                     .policy = policy, .index = index, .coalesce = coalesce, .exact_max = 128};
                 struct target t = {_fa_classic_heap_create(&cfg, (size_t)512 << 20), NULL};
                 CHECK(t.heap != NULL);

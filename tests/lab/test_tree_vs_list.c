@@ -18,10 +18,10 @@ static size_t offset(const fa_classic_heap *h, const void *p)
 
 static void compare(enum fa_policy policy, bool coalesce, bool arena, uint64_t seed, unsigned ops)
 {
-    struct fa_heap_config cfg = {.policy = policy,
-                                 .coalesce = coalesce,
-                                 .arena = arena ? (size_t)1 << 20 : 0,
-                                 .exact_max = 128};
+    struct fa_classic_heap_config cfg = {.policy = policy,
+                                         .coalesce = coalesce,
+                                         .arena = arena ? (size_t)1 << 20 : 0,
+                                         .exact_max = 128};
     cfg.index = FA_LAB_INDEX_TREE;
     fa_classic_heap *tree = _fa_classic_heap_create(&cfg, (size_t)512 << 20);
     cfg.index = FA_LAB_INDEX_LIST;

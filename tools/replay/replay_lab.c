@@ -128,7 +128,7 @@ static size_t lab_usable(void *state, const void *p)
 
 bool replay_lab_open(struct replay_backend *b, const char *config, int policy, int index)
 {
-    struct fa_heap_config cfg = {
+    struct fa_classic_heap_config cfg = {
         .policy = (enum fa_policy)policy,
         .index = (enum fa_lab_index)index,
         .coalesce = true,

@@ -414,7 +414,7 @@ void _fa_classic_heap_foreach_free(fa_classic_heap *h, void (*fn)(size_t size, v
 
 /* ---- creation ---- */
 
-static size_t exact_lists(const struct fa_heap_config *cfg)
+static size_t exact_lists(const struct fa_classic_heap_config *cfg)
 {
     if (cfg->policy != FA_POLICY_SEGREGATED)
         return 0;
@@ -423,14 +423,14 @@ static size_t exact_lists(const struct fa_heap_config *cfg)
     return max_block < FA_BLOCK_MIN ? 0 : (max_block - FA_BLOCK_MIN) / FA_BLOCK_ALIGN + 1;
 }
 
-static size_t metadata_size(const struct fa_heap_config *cfg)
+static size_t metadata_size(const struct fa_classic_heap_config *cfg)
 {
     return fa_align_up(sizeof(fa_classic_heap) + exact_lists(cfg) * sizeof(struct fa_lifo_list),
                        FA_OS_PAGE);
 }
 
 fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
-                                            const struct fa_heap_config *cfg)
+                                            const struct fa_classic_heap_config *cfg)
 {
     size_t meta = metadata_size(cfg);
     size_t arena = cfg->arena & ~(size_t)(FA_BLOCK_ALIGN - 1);
@@ -468,7 +468,7 @@ fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
     return h;
 }
 
-fa_classic_heap *_fa_classic_heap_create(const struct fa_heap_config *cfg, size_t reserve)
+fa_classic_heap *_fa_classic_heap_create(const struct fa_classic_heap_config *cfg, size_t reserve)
 {
     if (cfg->arena)
         reserve = metadata_size(cfg) + fa_align_up(cfg->arena, FA_OS_PAGE);

@@ -38,7 +38,7 @@
 /* Exact-size lists of segregated fit stop at this payload size (FITALLOC_LAB_EXACT_MAX). */
 #define FA_LAB_EXACT_MAX_LIMIT 4096
 
-struct fa_heap_config {
+struct fa_classic_heap_config {
     enum fa_policy policy;
     enum fa_lab_index index;
     bool coalesce;    /* merge a freed block with free neighbours */
@@ -49,7 +49,7 @@ struct fa_heap_config {
 /* The counters of one heap (definitions in docs/lab.md). Only the thread that owns the heap
  * at the moment (holds its lock, or owns it in thread mode) writes them, with relaxed atomic
  * stores; any thread may read them. */
-struct fa_heap_counters {
+struct fa_classic_heap_counters {
     uint64_t mallocs, frees, reuses, grows, splits, coalesces, blocks, requested;
     uint64_t payload_grown; /* payload bytes the break added: the classic "max heap" */
     uint64_t free_blocks;
@@ -58,7 +58,7 @@ struct fa_heap_counters {
 };
 
 typedef struct fa_classic_heap {
-    struct fa_heap_config cfg;
+    struct fa_classic_heap_config cfg;
     const struct fa_fit_policy *policy;
     uintptr_t region, start, brk, committed, limit;
     size_t reserve;
@@ -70,13 +70,13 @@ typedef struct fa_classic_heap {
     struct fa_lifo_list *exact; /* segregated fit: one list per block size, 48, 64, ... */
     size_t exact_count;
     size_t exact_max_block; /* largest block size that has an exact list */
-    struct fa_heap_counters count;
+    struct fa_classic_heap_counters count;
     /* Thread mode: blocks freed by other threads, a lock-free stack through their payloads. */
     void *remote;
     uint64_t debug_ops;
 } fa_classic_heap;
 
-/* Counter update by the heap's current owner (see struct fa_heap_counters). */
+/* Counter update by the heap's current owner (see struct fa_classic_heap_counters). */
 #define FA_HEAP_COUNT(h, field, delta)                                                             \
     fa_atomic_store_relaxed(&(h)->count.field, (h)->count.field + (uint64_t)(delta))
 #define FA_HEAP_READ(h, field) fa_atomic_load_relaxed(&(h)->count.field)
@@ -84,9 +84,9 @@ typedef struct fa_classic_heap {
 /* Lay a heap out at the start of [region, region + reserve) (reserved, not committed).
  * NULL if the reservation is too small or memory cannot be committed. */
 fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
-                                            const struct fa_heap_config *cfg);
+                                            const struct fa_classic_heap_config *cfg);
 /* A heap with its own reservation of `reserve` bytes (arena mode: metadata + arena). */
-fa_classic_heap *_fa_classic_heap_create(const struct fa_heap_config *cfg, size_t reserve);
+fa_classic_heap *_fa_classic_heap_create(const struct fa_classic_heap_config *cfg, size_t reserve);
 /* Give the memory of a heap made by _fa_classic_heap_create back to the OS. */
 void _fa_classic_heap_destroy(fa_classic_heap *h);
 

@@ -29,7 +29,7 @@
 #include "lab/threads/lab_mutex.h"
 
 struct fa_lab_config {
-    struct fa_heap_config heap; /* every heap of the lab uses it */
+    struct fa_classic_heap_config heap; /* every heap of the lab uses it */
     enum fa_lock_mode lock;
     unsigned arenas;  /* arenas mode: how many heaps (0: 8 per core) */
     size_t direct;    /* requests of at least this many bytes get their own mapping (0: never) */
