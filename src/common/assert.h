@@ -11,7 +11,7 @@
 #ifdef FA_DEBUG
 #define FA_ASSERT(condition)                                                                       \
     ((condition) ? (void)0                                                                         \
-                 : _fa_fatal("fitalloc: internal error: %s is false (%s:%d)\n", #condition,       \
+                 : _fa_fatal("fitalloc: internal error: %s is false (%s:%d)\n", #condition,        \
                              __FILE__, __LINE__))
 #else
 /* Not evaluated; sizeof keeps the variables it names in use, so no build warns about them. */
