@@ -4,7 +4,8 @@
 #
 # test   what tools/test.sh needs (compilers, cmake, sanitizer runtimes, clang-format, valgrind,
 #        clang with libFuzzer (libclang-rt-14-dev) for the fuzz tests, Python with matplotlib for
-#        the bench harness test, the peers for the override tests)
+#        the bench harness test, the peers for the override tests, the aarch64 cross compiler
+#        and qemu-user for the aarch64 stage)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib,
 #        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, and sqlite3 for the replay
 #        study; the bench runs without them)
@@ -21,7 +22,8 @@ case "${1:-}" in
 test)
     needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file
         libasan8 libubsan1 libtsan2 clang-format clang-14 libclang-rt-14-dev valgrind python3
-        python3-matplotlib "${peers[@]}")
+        python3-matplotlib "${peers[@]}" gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
+        qemu-user-binfmt)
     wanted=()
     ;;
 bench)

@@ -8,6 +8,9 @@
 #   (c) TSan build in build-tsan/          + ctest   (RelWithDebInfo)
 #   (d) tools/check-format.sh
 #   (e) libFuzzer build in build-fuzz/     + the fuzz tests (clang-14 or $FUZZ_CC; fixed run counts)
+#   (f) aarch64 cross build in build-aarch64/ (Debian's gcc-aarch64-linux-gnu, Release) + its
+#       compiled tests under qemu-aarch64, but those tests/qemu-excluded.txt names; skipped,
+#       with a line saying why, without the cross compiler, qemu-user or (as root) binfmt_misc
 # --quick runs (a) only. Stops at the first failure. The last line is
 # "N passed, 0 failed" (", K skipped" is added when tests exited with 77).
 # FITALLOC_TEST_SIZE (smoke by default, or real) is passed to the tests.
@@ -21,7 +24,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) quick=1 ;;
     -h | --help)
-        sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -208,6 +211,37 @@ if ((!quick)); then
     build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFITALLOC_FUZZ=ON -DFITALLOC_TESTS=OFF "${fuzz_args[@]}"
     banner "(e) fuzz tests"
     run_ctest build-fuzz -- -L fuzz
+fi
+
+# ---------------------------------------------------------------------------
+# qemu_binfmt: can the kernel start aarch64 programs through qemu (binfmt_misc)? Tests start
+# child programs (fitalloc-replay, themselves) with exec, which needs it. Registers the
+# handler of Debian's qemu-user-binfmt when we are root and it is not registered yet.
+qemu_binfmt() {
+    local handler=/proc/sys/fs/binfmt_misc/qemu-aarch64 conf=/usr/lib/binfmt.d/qemu-aarch64.conf
+    [[ -e "$handler" ]] && return 0
+    ((EUID == 0)) && [[ -r "$conf" ]] || return 1
+    [[ -e /proc/sys/fs/binfmt_misc/register ]] ||
+        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null || return 1
+    grep -v '^#' "$conf" >/proc/sys/fs/binfmt_misc/register 2>/dev/null || return 1
+    [[ -e "$handler" ]]
+}
+
+if ((!quick)); then
+    if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
+        echo "tools/test.sh: (f) aarch64 skipped: gcc-aarch64-linux-gnu or qemu-user not installed"
+    elif ! qemu_binfmt; then
+        echo "tools/test.sh: (f) aarch64 skipped: qemu-aarch64 is not registered with binfmt_misc" \
+            "(run as root with qemu-user-binfmt installed)"
+    else
+        banner "(f) aarch64 cross build: build-aarch64/"
+        build build-aarch64 -DCMAKE_BUILD_TYPE=Release -DFITALLOC_OVERRIDE=ON \
+            -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake"
+        banner "(f) aarch64 tests under qemu-aarch64"
+        excluded=$(sed 's/#.*//' "$root/tests/qemu-excluded.txt" | awk 'NF { print $1 }' | paste -sd '|')
+        run_ctest build-aarch64 env QEMU_LD_PREFIX=/usr/aarch64-linux-gnu FITALLOC_PURGE_THREAD=0 \
+            -- -E "^(${excluded})\$" --timeout 600
+    fi
 fi
 
 banner "done"
