@@ -32,28 +32,28 @@ static void set_prev_free_of(fa_classic_heap *h, uintptr_t next, bool free)
 
 static void index_insert(fa_classic_heap *h, uintptr_t block)
 {
-    h->policy->insert(h, block);
+    _fa_index_insert(&h->index, block);
     FA_HEAP_COUNT(h, free_blocks, 1);
     FA_HEAP_COUNT(h, free_size, fa_block_size(block));
 }
 
 static void index_remove(fa_classic_heap *h, uintptr_t block)
 {
-    h->policy->remove(h, block);
+    _fa_index_remove(&h->index, block);
     FA_HEAP_COUNT(h, free_blocks, -1);
     FA_HEAP_COUNT(h, free_size, -fa_block_size(block));
 }
 
 static void index_resized(fa_classic_heap *h, uintptr_t block, size_t old_size)
 {
-    h->policy->resized(h, block, old_size);
+    _fa_index_resized(&h->index, block, old_size);
     FA_HEAP_COUNT(h, free_size, fa_block_size(block) - old_size);
 }
 
 static void index_replace(fa_classic_heap *h, uintptr_t old_block, uintptr_t new_block)
 {
     size_t old_size = fa_block_size(old_block);
-    h->policy->replace(h, old_block, new_block);
+    _fa_index_replace(&h->index, old_block, new_block);
     FA_HEAP_COUNT(h, free_size, fa_block_size(new_block) - old_size);
 }
 
@@ -183,7 +183,7 @@ static uintptr_t grow(fa_classic_heap *h, size_t size)
  * off), from the index or from growing; 0 when neither works. */
 static uintptr_t take_block(fa_classic_heap *h, size_t size)
 {
-    uintptr_t block = h->policy->find(h, size);
+    uintptr_t block = h->policy->find(&h->index, size);
     if (!block)
         return grow(h, size);
     index_remove(h, block);
@@ -390,7 +390,7 @@ static void note_largest(uintptr_t block, void *arg)
 size_t _fa_classic_heap_largest_free(fa_classic_heap *h)
 {
     struct largest l = {0};
-    h->policy->visit(h, note_largest, &l);
+    _fa_index_visit(&h->index, note_largest, &l);
     return l.size ? l.size - FA_BLOCK_HEADER : 0;
 }
 
@@ -409,14 +409,14 @@ void _fa_classic_heap_foreach_free(fa_classic_heap *h, void (*fn)(size_t size, v
                                    void *arg)
 {
     struct foreach f = {fn, arg};
-    h->policy->visit(h, call_with_size, &f);
+    _fa_index_visit(&h->index, call_with_size, &f);
 }
 
 /* ---- creation ---- */
 
 static size_t exact_lists(const struct fa_classic_heap_config *cfg)
 {
-    if (cfg->policy != FA_POLICY_SEGREGATED)
+    if (!_fa_fit_policy(cfg->policy)->exact_lists)
         return 0;
     size_t max = cfg->exact_max < FA_LAB_EXACT_MAX_LIMIT ? cfg->exact_max : FA_LAB_EXACT_MAX_LIMIT;
     size_t max_block = (max & ~(size_t)(FA_BLOCK_ALIGN - 1)) + FA_BLOCK_HEADER;
@@ -445,16 +445,14 @@ fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
     memset(h, 0, sizeof *h);
     h->cfg = *cfg;
     h->cfg.arena = arena;
-    h->policy = _fa_fit_policy(cfg->policy, cfg->index);
+    h->policy = _fa_fit_policy(cfg->policy);
     h->region = (uintptr_t)region;
     h->reserve = reserve;
     h->start = h->brk = h->committed = (uintptr_t)region + meta;
     h->limit = (uintptr_t)region + reserve;
-    h->exact = (struct fa_lifo_list *)(h + 1);
-    h->exact_count = exact_lists(cfg);
-    h->exact_max_block = h->exact_count ? FA_BLOCK_MIN + (h->exact_count - 1) * FA_BLOCK_ALIGN : 0;
-    memset(h->exact, 0, h->exact_count * sizeof *h->exact);
-    h->policy->init(h);
+    struct fa_lifo_list *exact = (struct fa_lifo_list *)(h + 1);
+    memset(exact, 0, exact_lists(cfg) * sizeof *exact);
+    _fa_index_init(&h->index, _fa_fit_index_kind(h->policy, cfg->index), exact, exact_lists(cfg));
     if (arena) {
         /* One free block spans the arena; the break sits at its end for good. */
         h->committed = h->limit = h->start + arena;

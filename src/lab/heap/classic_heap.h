@@ -1,7 +1,8 @@
 /* The classic heap: one contiguous region that grows like the program break, carved into
- * blocks with boundary tags (block.h), split on allocation and coalesced on free, with a fit
- * policy (fit_policy.h) choosing the block. It knows nothing about threads: its caller (a lock
- * mode, lock_*.c) makes sure one thread at a time uses it, except for the lock-free remote
+ * blocks with boundary tags (index/block.h), split on allocation and coalesced on free, with a
+ * fit policy (policy/fit_policy.h) choosing the block from its free-block index
+ * (index/free_index.h). It knows nothing about threads: its caller (a lock mode,
+ * threads/threads_*.c) makes sure one thread at a time uses it, except for the lock-free remote
  * free list, which any thread may push to.
  *
  *   region (a reservation of `reserve` bytes, aligned to it by the caller)
@@ -28,9 +29,8 @@
 
 #include "common/options.h"
 #include "lab/index/block.h"
-#include "lab/index/fit_list.h"
+#include "lab/index/free_index.h"
 #include "lab/policy/fit_policy.h"
-#include "lab/index/fit_tree.h"
 #include "platform/atomic.h"
 
 /* Memory is committed in steps of this many bytes past the break (fewer mprotect calls). */
@@ -63,13 +63,8 @@ typedef struct fa_classic_heap {
     uintptr_t region, start, brk, committed, limit;
     size_t reserve;
     bool last_free; /* the block that ends at brk is free (it has no next header to say so) */
-    /* The free-block index; each policy uses the parts it needs. */
-    struct fa_tree tree;
-    struct fa_addr_list list;
-    uintptr_t rover;            /* next fit: the search starts at the first block >= rover */
-    struct fa_lifo_list *exact; /* segregated fit: one list per block size, 48, 64, ... */
-    size_t exact_count;
-    size_t exact_max_block; /* largest block size that has an exact list */
+    /* The free blocks, of the kind the policy searches (its exact lists follow the struct). */
+    struct fa_free_index index;
     struct fa_classic_heap_counters count;
     /* Thread mode: blocks freed by other threads, a lock-free stack through their payloads. */
     void *remote;

@@ -47,9 +47,9 @@ static void mark_indexed(uintptr_t block, void *arg)
 
 void _fa_classic_heap_check(fa_classic_heap *h)
 {
-    h->policy->check(h);
+    _fa_index_check(&h->index, h);
     struct marking m = {h, 0};
-    h->policy->visit(h, mark_indexed, &m);
+    _fa_index_visit(&h->index, mark_indexed, &m);
 
     size_t blocks = 0, free_blocks = 0, free_size = 0;
     bool prev_free = false;

@@ -1,6 +1,7 @@
-/* A fit policy answers one question, "which free block for a block of `size` bytes?", and owns
- * the index of free blocks that answers it fast. The classic heap (classic_heap.c) calls it
- * through this table and never looks inside the index.
+/* A fit policy answers one question, "which free block for a block of `size` bytes?", as a
+ * find function over the heap's free-block index (lab/index/free_index.h), whose kind the
+ * policy chooses. The classic heap (lab/heap/classic_heap.c) keeps the index; the policy only
+ * searches it (next fit also moves its rover).
  *
  *   policy      FITALLOC_LAB_INDEX=tree                      FITALLOC_LAB_INDEX=list
  *   first       address tree, augmented descent  O(log n)    address list, walk  O(n)
@@ -9,92 +10,35 @@
  *   worst       size tree, rightmost             O(log n)    address list, whole walk
  *   segregated  exact LIFO lists O(1), then best fit over the larger blocks (size tree or list)
  *
- * Both indexes choose the same block for the same heap (tests/lab/test_tree_vs_list.c).
+ * Both index kinds choose the same block for the same heap (tests/lab/test_tree_vs_list.c).
  */
 #ifndef FA_LAB_FIT_POLICY_H
 #define FA_LAB_FIT_POLICY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/options.h"
-
-struct fa_classic_heap;
+#include "lab/index/free_index.h"
 
 struct fa_fit_policy {
     const char *name;
-    void (*init)(struct fa_classic_heap *h);
-    /* Index maintenance: the block's header already holds its (new) size and FREE bit. */
-    void (*insert)(struct fa_classic_heap *h, uintptr_t block);
-    void (*remove)(struct fa_classic_heap *h, uintptr_t block);
-    void (*resized)(struct fa_classic_heap *h, uintptr_t block, size_t old_size);
-    /* new_block (just below old_block, which merged into it) takes old_block's place. */
-    void (*replace)(struct fa_classic_heap *h, uintptr_t old_block, uintptr_t new_block);
-    /* A free block of at least size bytes, chosen by the policy, or 0. Does not remove it. */
-    uintptr_t (*find)(struct fa_classic_heap *h, size_t size);
-    /* Call fn once for every block in the index. */
-    void (*visit)(struct fa_classic_heap *h, void (*fn)(uintptr_t block, void *arg), void *arg);
-    /* Check the index's own structure (order, links, counts); abort on a violation. */
-    void (*check)(struct fa_classic_heap *h);
+    enum fa_index_kind tree; /* the index it searches with FITALLOC_LAB_INDEX=tree */
+    bool exact_lists;        /* it wants the exact-size lists around the index */
+    /* A free block of at least `size` bytes, chosen by the policy, or 0. Does not remove it. */
+    uintptr_t (*find)(struct fa_free_index *ix, size_t size);
 };
 
-const struct fa_fit_policy *_fa_fit_policy(enum fa_policy policy, enum fa_lab_index index);
+/* The policy (an unknown value: best fit). */
+const struct fa_fit_policy *_fa_fit_policy(enum fa_policy policy);
+/* The index kind a heap of this policy and FITALLOC_LAB_INDEX choice keeps. */
+enum fa_index_kind _fa_fit_index_kind(const struct fa_fit_policy *policy, enum fa_lab_index index);
 
-/* One table per policy and index (policy_*.c). */
-extern const struct fa_fit_policy _fa_policy_first_tree, _fa_policy_first_list;
-extern const struct fa_fit_policy _fa_policy_next_tree, _fa_policy_next_list;
-extern const struct fa_fit_policy _fa_policy_best_tree, _fa_policy_best_list;
-extern const struct fa_fit_policy _fa_policy_worst_tree, _fa_policy_worst_list;
-extern const struct fa_fit_policy _fa_policy_segregated_tree, _fa_policy_segregated_list;
+/* One per policy (policy_*.c). */
+extern const struct fa_fit_policy _fa_policy_first, _fa_policy_next, _fa_policy_best,
+    _fa_policy_worst, _fa_policy_segregated;
 
-/* fit_index.c: the three shared indexes, as table entries. */
-void _fa_index_addr_tree_init(struct fa_classic_heap *h);
-void _fa_index_addr_tree_insert(struct fa_classic_heap *h, uintptr_t block);
-void _fa_index_addr_tree_remove(struct fa_classic_heap *h, uintptr_t block);
-void _fa_index_addr_tree_resized(struct fa_classic_heap *h, uintptr_t block, size_t old_size);
-void _fa_index_addr_tree_replace(struct fa_classic_heap *h, uintptr_t old_block,
-                                 uintptr_t new_block);
-
-void _fa_index_size_tree_init(struct fa_classic_heap *h);
-void _fa_index_size_tree_insert(struct fa_classic_heap *h, uintptr_t block);
-void _fa_index_size_tree_remove(struct fa_classic_heap *h, uintptr_t block);
-void _fa_index_size_tree_resized(struct fa_classic_heap *h, uintptr_t block, size_t old_size);
-void _fa_index_size_tree_replace(struct fa_classic_heap *h, uintptr_t old_block,
-                                 uintptr_t new_block);
-
-void _fa_index_tree_visit(struct fa_classic_heap *h, void (*fn)(uintptr_t block, void *arg),
-                          void *arg);
-void _fa_index_tree_check(struct fa_classic_heap *h);
-
-void _fa_index_addr_list_init(struct fa_classic_heap *h);
-void _fa_index_addr_list_insert(struct fa_classic_heap *h, uintptr_t block);
-void _fa_index_addr_list_remove(struct fa_classic_heap *h, uintptr_t block);
-void _fa_index_addr_list_resized(struct fa_classic_heap *h, uintptr_t block, size_t old_size);
-void _fa_index_addr_list_replace(struct fa_classic_heap *h, uintptr_t old_block,
-                                 uintptr_t new_block);
-void _fa_index_addr_list_visit(struct fa_classic_heap *h, void (*fn)(uintptr_t block, void *arg),
-                               void *arg);
-void _fa_index_addr_list_check(struct fa_classic_heap *h);
-
-/* The index entries of a policy table, for the policies that use a shared index unchanged:
- * e.g. {.name = "first", FA_ADDR_TREE_INDEX, .find = find_tree}. */
-#define FA_ADDR_TREE_INDEX                                                                         \
-    .init = _fa_index_addr_tree_init, .insert = _fa_index_addr_tree_insert,                        \
-    .remove = _fa_index_addr_tree_remove, .resized = _fa_index_addr_tree_resized,                  \
-    .replace = _fa_index_addr_tree_replace, .visit = _fa_index_tree_visit,                         \
-    .check = _fa_index_tree_check
-#define FA_SIZE_TREE_INDEX                                                                         \
-    .init = _fa_index_size_tree_init, .insert = _fa_index_size_tree_insert,                        \
-    .remove = _fa_index_size_tree_remove, .resized = _fa_index_size_tree_resized,                  \
-    .replace = _fa_index_size_tree_replace, .visit = _fa_index_tree_visit,                         \
-    .check = _fa_index_tree_check
-#define FA_ADDR_LIST_INDEX                                                                         \
-    .init = _fa_index_addr_list_init, .insert = _fa_index_addr_list_insert,                        \
-    .remove = _fa_index_addr_list_remove, .resized = _fa_index_addr_list_resized,                  \
-    .replace = _fa_index_addr_list_replace, .visit = _fa_index_addr_list_visit,                    \
-    .check = _fa_index_addr_list_check
-
-/* policy_best.c: best fit over an address-ordered list (also segregated fit's larger blocks). */
-struct fa_addr_list;
-uintptr_t _fa_best_fit_in_list(const struct fa_addr_list *list, size_t size);
+/* policy_best.c: best fit over the index (also segregated fit's larger blocks). */
+uintptr_t _fa_best_fit(struct fa_free_index *ix, size_t size);
 
 #endif

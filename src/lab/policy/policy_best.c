@@ -1,18 +1,15 @@
 /* Best fit: the smallest free block that fits, the lowest-addressed one among equals.
  * Tree: a lower bound in the tree ordered by (size, address), O(log n).
  * List: walk the whole address-ordered list (stopping early at an exact fit), O(n). */
-#include "lab/heap/classic_heap.h"
+#include "lab/policy/fit_policy.h"
 
-static uintptr_t find_tree(fa_classic_heap *h, size_t size)
+uintptr_t _fa_best_fit(struct fa_free_index *ix, size_t size)
 {
-    return _fa_tree_lower_bound(&h->tree, size);
-}
-
-uintptr_t _fa_best_fit_in_list(const struct fa_addr_list *list, size_t size)
-{
+    if (ix->kind != FA_INDEX_ADDRESS_LIST)
+        return _fa_tree_lower_bound(&ix->tree, size);
     uintptr_t best = 0;
     size_t best_size = 0;
-    for (uintptr_t b = _fa_addr_list_first(list); b; b = fa_list_next(b)) {
+    for (uintptr_t b = _fa_addr_list_first(&ix->list); b; b = fa_list_next(b)) {
         size_t s = fa_block_size(b);
         /* Strictly smaller only: the first (lowest-addressed) of equal sizes wins. */
         if (s >= size && (!best || s < best_size)) {
@@ -25,19 +22,4 @@ uintptr_t _fa_best_fit_in_list(const struct fa_addr_list *list, size_t size)
     return best;
 }
 
-static uintptr_t find_list(fa_classic_heap *h, size_t size)
-{
-    return _fa_best_fit_in_list(&h->list, size);
-}
-
-const struct fa_fit_policy _fa_policy_best_tree = {
-    .name = "best",
-    FA_SIZE_TREE_INDEX,
-    .find = find_tree,
-};
-
-const struct fa_fit_policy _fa_policy_best_list = {
-    .name = "best",
-    FA_ADDR_LIST_INDEX,
-    .find = find_list,
-};
+const struct fa_fit_policy _fa_policy_best = {"best", FA_INDEX_SIZE_TREE, false, _fa_best_fit};

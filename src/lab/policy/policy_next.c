@@ -7,42 +7,31 @@
  * same rule and so choose the same block.
  * Tree: two augmented descents, O(log n). List: walk from the cached rover node to the end, then
  * from the head up to it, O(n) at worst (the textbook next fit). */
-#include "lab/heap/classic_heap.h"
+#include "lab/policy/fit_policy.h"
 
-static uintptr_t find_tree(fa_classic_heap *h, size_t size)
+static uintptr_t find(struct fa_free_index *ix, size_t size)
 {
-    uintptr_t b = _fa_tree_first_fit(&h->tree, h->rover, size);
-    if (!b)
-        b = _fa_tree_first_fit(&h->tree, 0, size); /* wrap: only blocks before the rover remain */
-    if (b)
-        h->rover = b;
-    return b;
-}
-
-static uintptr_t find_list(fa_classic_heap *h, size_t size)
-{
-    uintptr_t start = fa_list_block(h->list.rover), b;
+    uintptr_t b;
+    if (ix->kind != FA_INDEX_ADDRESS_LIST) {
+        b = _fa_tree_first_fit(&ix->tree, ix->rover, size);
+        if (!b)
+            b = _fa_tree_first_fit(&ix->tree, 0, size); /* wrap: only blocks before the rover */
+        if (b)
+            ix->rover = b;
+        return b;
+    }
+    uintptr_t start = fa_list_block(ix->list.rover);
     for (b = start; b; b = fa_list_next(b))
         if (fa_block_size(b) >= size)
             goto found;
-    for (b = _fa_addr_list_first(&h->list); b && b != start; b = fa_list_next(b))
+    for (b = _fa_addr_list_first(&ix->list); b && b != start; b = fa_list_next(b))
         if (fa_block_size(b) >= size)
             goto found;
     return 0;
 found:
-    h->rover = b;
-    _fa_addr_list_set_rover(&h->list, b);
+    ix->rover = b;
+    _fa_addr_list_set_rover(&ix->list, b);
     return b;
 }
 
-const struct fa_fit_policy _fa_policy_next_tree = {
-    .name = "next",
-    FA_ADDR_TREE_INDEX,
-    .find = find_tree,
-};
-
-const struct fa_fit_policy _fa_policy_next_list = {
-    .name = "next",
-    FA_ADDR_LIST_INDEX,
-    .find = find_list,
-};
+const struct fa_fit_policy _fa_policy_next = {"next", FA_INDEX_ADDRESS_TREE, false, find};

@@ -1,0 +1,19 @@
+/* The policies by option value, and the index kind each keeps (fit_policy.h). */
+#include "lab/policy/fit_policy.h"
+
+const struct fa_fit_policy *_fa_fit_policy(enum fa_policy policy)
+{
+    static const struct fa_fit_policy *const policies[] = {
+        [FA_POLICY_FIRST] = &_fa_policy_first,
+        [FA_POLICY_NEXT] = &_fa_policy_next,
+        [FA_POLICY_BEST] = &_fa_policy_best,
+        [FA_POLICY_WORST] = &_fa_policy_worst,
+        [FA_POLICY_SEGREGATED] = &_fa_policy_segregated,
+    };
+    return (unsigned)policy > FA_POLICY_SEGREGATED ? &_fa_policy_best : policies[policy];
+}
+
+enum fa_index_kind _fa_fit_index_kind(const struct fa_fit_policy *policy, enum fa_lab_index index)
+{
+    return index == FA_LAB_INDEX_LIST ? FA_INDEX_ADDRESS_LIST : policy->tree;
+}
