@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/assert.h"
 #include "common/message.h"
 #include "common/mode.h"
 #include "common/process.h"

@@ -51,6 +51,7 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
 /* Push a block of the thread's own page onto its free list, as the fast path does. */
 static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
 {
+    FA_ASSERT(fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap && page->used > 0);
     block->mark = fa_page_mark(page);
     block->link = fa_link_encode(page->free);
     page->free = block;

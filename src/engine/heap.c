@@ -165,6 +165,7 @@ void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page)
 
 void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page)
 {
+    FA_ASSERT(page->used == 0 && heap->queues[page->bin].head != page);
     /* Not the head (a pinned head never reaches 0) and not full (full pages take the slow
      * path): it is a page in the middle of its queue. */
     queue_remove(&heap->queues[page->bin], page);
@@ -204,6 +205,7 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
 
 fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
 {
+    FA_ASSERT(heap == _fa_heap_tls && heap != &_fa_heap_empty && bin < FA_BINS);
     collect_notified(heap);
     fa_page_queue_t *q = &heap->queues[bin];
     fa_page_t *page;

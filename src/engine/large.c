@@ -157,6 +157,7 @@ static void unmap_large(fa_segment_t *seg)
 
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 {
+    FA_ASSERT((alignment & (alignment - 1)) == 0);
     if (alignment < FA_ALIGN)
         alignment = FA_ALIGN;
     /* Secure mode keeps canary bytes between the header and the block. */

@@ -20,6 +20,7 @@ uint64_t _fa_block_magic(uint64_t d)
 
 void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
 {
+    FA_ASSERT(bin < FA_BINS && heap == _fa_heap_tls);
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     size_t index = (size_t)(page - seg->pages);
     size_t page_size = (size_t)1 << seg->page_shift;
@@ -63,6 +64,7 @@ static fa_block_t *link_new_blocks(fa_page_t *page, char *first, size_t count, f
  * page that serves few blocks costs only their memory. */
 bool _fa_page_extend(fa_page_t *page)
 {
+    FA_ASSERT(fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == _fa_heap_tls);
     if (page->capacity >= page->reserved)
         return false;
     size_t size = page->block_size;

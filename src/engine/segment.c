@@ -57,6 +57,7 @@ static uintptr_t page_area(const fa_segment_t *seg, const fa_page_t *page)
 void _fa_segmap_set(uintptr_t start, size_t chunks, uint8_t first, uint8_t rest)
 {
     size_t chunk = start >> FA_SEG_SHIFT;
+    FA_ASSERT(start % FA_SEG_SIZE == 0 && chunk + chunks <= FA_SEGMAP_SIZE);
     fa_atomic_store_release(&_fa_segmap[chunk], first);
     for (size_t i = 1; i < chunks; i++)
         fa_atomic_store_release(&_fa_segmap[chunk + i], rest);
@@ -196,6 +197,7 @@ fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin)
 
 void _fa_segment_release_page(fa_page_t *page)
 {
+    FA_ASSERT(page->used == 0); /* no live block, and not pinned as a queue's head */
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     fa_atomic_add_relaxed(&_fa_counters.bin_frees[page->bin], fa_page_frees(page));
     fa_atomic_add_relaxed(&_fa_counters.collected[page->bin], page->xcollected);

@@ -94,7 +94,17 @@ struct fa_heap_s;
  *   line 2, other threads': the remote free list and the notify link.
  * So a thread freeing into another thread's page reads a line the owner does not keep
  * writing, and writes a line the owner only takes when it collects. Owner-only fields are
- * plain; the others are accessed with __atomic builtins. */
+ * plain; the others are accessed atomically (platform/atomic.h).
+ *
+ * Invariants of a page in use (state == FA_PAGE_USED; check.c verifies them in debug builds):
+ *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned)
+ *   capacity <= reserved;  len(free) + (used - pinned) <= capacity
+ *     (used - pinned counts live blocks and blocks freed remotely, in xfree, not collected yet)
+ *   used == pinned  =>  pinned == 1  (a queued page with no live block is its queue's head;
+ *                                     any other is released when its last block is freed)
+ *   on the full list  =>  free == NULL && pinned == 0 && (owner & FA_OWNER_FULL)
+ *   every block b of free or xfree: fa_page_has_block(page, b) and b->mark == fa_page_mark(page)
+ *   p is a block  <=>  (p - start) * magic < limit  (wrapping arithmetic: free_list.h) */
 typedef struct fa_page_s {
     /* line 0: read-mostly */
     /* The owner heap's address, with FA_OWNER_FULL set while the page is on the owner's full
@@ -154,6 +164,11 @@ static inline uint64_t fa_page_frees(const fa_page_t *page)
     return (page->tally >> 16) - (uint64_t)(page->used - page->pinned);
 }
 
+/* A segment: its header, its page descriptors, its pages. Invariants:
+ *   (uintptr_t)seg % FA_SEG_SIZE == 0;  _fa_segmap[seg >> FA_SEG_SHIFT] == page_shift (small,
+ *   medium and big segments)
+ *   used_pages == the number of pages[i] with state == FA_PAGE_USED
+ *   heap != NULL  <=>  it is on heap->segments[kind] (and every used page's owner is heap) */
 typedef struct fa_segment_s {
     uint8_t kind;       /* enum fa_segment_kind */
     uint8_t page_shift; /* page index = (p - segment) >> page_shift */

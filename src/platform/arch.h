@@ -2,9 +2,12 @@
 #ifndef FA_ARCH_H
 #define FA_ARCH_H
 
-/* User-space addresses are below 2^FA_ADDRESS_BITS. x86-64 Linux: 47 (4-level paging; 5-level
- * kernels hand out higher addresses only to mmap hints that ask for them). aarch64 Linux: 48
- * (the usual 48-bit VA; 52-bit kernels keep to 48 bits unless a hint asks for more). */
+/* The widest user addresses fitalloc handles: 2^FA_ADDRESS_BITS sizes the engine's segment map,
+ * a static table its free path indexes without a bounds check. x86-64 Linux: 47 (4-level
+ * paging; 5-level kernels hand out higher addresses only to mmap hints that ask for them).
+ * aarch64 Linux: 48 (the usual 48-bit VA, or less; 52-bit kernels keep to 48 bits unless a hint
+ * asks for more). The width is not assumed: process start reads the kernel's
+ * (_fa_os_address_bits) and refuses to run, with a message, on a wider one. */
 #if defined(__x86_64__)
 #define FA_ADDRESS_BITS 47
 #elif defined(__aarch64__)

@@ -75,6 +75,10 @@ int _fa_os_dup(int fd);
 
 /* The environment (environ); NULL while the C library has not set it up (early start). */
 char *const *_fa_os_environ(void);
+/* The width of the user addresses the kernel hands out without a hint: the bit length of the
+ * top of the initial thread's stack, which sits above every mapping (47 on x86-64 Linux, also
+ * with 5-level paging; 48, or 39 on some kernels, on aarch64). */
+unsigned _fa_os_address_bits(void);
 /* Processors online (1 if unknown); reads /sys without allocating. */
 unsigned _fa_os_cpu_count(void);
 /* Start a detached thread running fn(NULL), with a stack of stack_size bytes and every signal

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "platform/os.h"
@@ -12,6 +13,15 @@ extern char **environ;
 char *const *_fa_os_environ(void)
 {
     return environ;
+}
+
+unsigned _fa_os_address_bits(void)
+{
+    /* AT_EXECFN: the program's name, a string near the top of the initial stack. */
+    uintptr_t top = (uintptr_t)getauxval(AT_EXECFN);
+    if (!top)
+        top = (uintptr_t)&top; /* some thread's stack: also above the heap's mappings */
+    return 64 - (unsigned)__builtin_clzll(top);
 }
 
 unsigned _fa_os_cpu_count(void)
