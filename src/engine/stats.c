@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "common/options.h"
+#include "common/report.h"
 #include "engine/size_class.h"
 #include "fitalloc.h"
 #include "platform/atomic.h"
@@ -107,11 +108,7 @@ void _fa_stats_print(int fd, bool json)
     struct fa_stats s;
     s.size = sizeof s;
     fa_stats_get(&s);
-    const struct {
-        const char *text, *key;
-        uint64_t value;
-        bool bytes;
-    } rows[] = {
+    const struct fa_report_row rows[] = {
         {"allocs", "allocs", s.allocs, false},
         {"frees", "frees", s.frees, false},
         {"in use", "bytes_in_use", s.bytes_in_use, true},
@@ -130,13 +127,7 @@ void _fa_stats_print(int fd, bool json)
         _fa_message(fd, "{\"fitalloc\": {\"pid\": %d", _fa_os_pid());
     else
         _fa_message(fd, "fitalloc: statistics (pid %d)\n", _fa_os_pid());
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        unsigned long long v = (unsigned long long)rows[i].value;
-        if (json)
-            _fa_message(fd, ", \"%s\": %llu", rows[i].key, v);
-        else
-            _fa_message(fd, "  %s: %llu%s\n", rows[i].text, v, rows[i].bytes ? " bytes" : "");
-    }
+    _fa_report_rows(fd, json, rows, sizeof rows / sizeof rows[0]);
     if (json)
         _fa_message(fd, ", \"size_classes\": [");
     else

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/message.h"
+#include "common/report.h"
 #include "platform/arch.h"
 #include "platform/compiler.h"
 #include "platform/os.h"
@@ -163,11 +164,7 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
 {
     struct fa_lab_stats s;
     _fa_lab_instance_stats(lab, &s);
-    const struct {
-        const char *text, *key;
-        uint64_t value;
-        bool bytes;
-    } rows[] = {
+    const struct fa_report_row rows[] = {
         {"mallocs", "mallocs", s.mallocs, false},
         {"frees", "frees", s.frees, false},
         {"reuses", "reuses", s.reuses, false},
@@ -205,8 +202,7 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
                     "\"lock\": \"%s\", \"coalesce\": %s, \"arena\": %llu",
                     _fa_os_pid(), policy, index, lab->ops->name,
                     cfg->heap.coalesce ? "true" : "false", (unsigned long long)cfg->heap.arena);
-        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-            _fa_message(fd, ", \"%s\": %llu", rows[i].key, (unsigned long long)rows[i].value);
+        _fa_report_rows(fd, true, rows, sizeof rows / sizeof rows[0]);
         _fa_message(fd, ", \"frag_free_over_heap\": %s, \"frag_largest_over_free\": %s}}\n", f1,
                     f2);
         return;
@@ -216,9 +212,7 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
     if (cfg->heap.arena)
         _fa_message(fd, ", arena %llu bytes", (unsigned long long)cfg->heap.arena);
     _fa_message(fd, ")\n");
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        _fa_message(fd, "  %s: %llu%s\n", rows[i].text, (unsigned long long)rows[i].value,
-                    rows[i].bytes ? " bytes" : "");
+    _fa_report_rows(fd, false, rows, sizeof rows / sizeof rows[0]);
     _fa_message(fd, "  fragmentation (free/heap): %s\n", f1);
     _fa_message(fd, "  fragmentation (1 - largest/free): %s\n", f2);
 }

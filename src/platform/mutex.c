@@ -3,13 +3,11 @@
 #include "platform/mutex.h"
 #include "platform/atomic.h"
 
-/* Check the lock after exponentially growing pauses: 1, 2, 4 ... 1024 (about 2,000 pauses,
- * some 0.1 ms, in all). Checking rarely lets the holder take the lock again and again with its
+/* Check the lock after exponentially growing pauses: 1, 2, 4 ... 1024 (about 2,000 pauses in
+ * all). Checking rarely lets the holder take the lock again and again with its
  * cache lines hot instead of handing it over (and the data it protects) on every call, and
- * spares most sleeps (two system calls and a context switch). The lab's best fit behind one
- * lock, CS33 test 1 on 2 cores: 0.6 s for 2 threads and 32 threads, against 4.1 s and 2.7 s
- * with a tight spin of 100 pauses and 0.6 s and 2.1 s with no spin; test 2 (16
- * producer/consumer pairs): 0.75 s, against 3.6 s and 5.3 s. */
+ * spares most sleeps (two system calls and a context switch). docs/lab.md ("global") has the
+ * measurements against a tight spin and no spin. */
 bool _fa_futex_spin_acquire(uint32_t *state)
 {
     for (int delay = 1; delay <= 1024; delay *= 2) {
