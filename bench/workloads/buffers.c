@@ -20,6 +20,7 @@
 
 #include "lib/args.h"
 #include "lib/pattern.h"
+#include "lib/slots.h"
 
 #define USAGE "buffers --size smoke|real|full"
 #define LIVE 20
@@ -86,12 +87,6 @@ static uint64_t check(const unsigned char *p, size_t n, uint64_t tag)
     return mix64(tag + n);
 }
 
-struct slot {
-    unsigned char *p;
-    size_t n;
-    uint64_t tag;
-};
-
 int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
@@ -104,30 +99,13 @@ int main(int argc, char **argv)
         uint64_t r = rng();
         /* the first LIVE steps fill the slots in order, then random replacement */
         struct slot *sl = &s[i < LIVE ? i : r % LIVE];
-        if (sl->p) {
-            sum += check(sl->p, sl->n, sl->tag);
-            free(sl->p);
-        }
+        sum += slot_release(sl, check);
         size_t n = MIN_SIZE + (size_t)((r >> 8) % (MAX_SIZE - MIN_SIZE + 1));
         n &= ~(size_t)7; /* whole words: the last one is checked */
-        unsigned char *p = calloc(1, n);
-        if (!p) {
-            fprintf(stderr, "buffers: calloc(1, %zu) failed\n", n);
-            return 1;
-        }
-        if ((uintptr_t)p & 15) {
-            fprintf(stderr, "buffers: %p not 16-byte aligned\n", (void *)p);
-            return 1;
-        }
-        sl->p = p;
-        sl->n = n;
-        sl->tag = mix64(i + 1);
+        unsigned char *p = slot_fill(sl, calloc(1, n), "calloc", n, 16, mix64(i + 1));
         zero_check_and_fill(p, n, sl->tag);
     }
-    for (int i = 0; i < LIVE; i++) {
-        sum += check(s[i].p, s[i].n, s[i].tag);
-        free(s[i].p);
-    }
+    sum += slots_release_all(s, LIVE, check);
     printf("ok buffers %016llx\n", (unsigned long long)sum);
     return 0;
 }

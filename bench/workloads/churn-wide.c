@@ -20,6 +20,7 @@
 
 #include "lib/args.h"
 #include "lib/pattern.h"
+#include "lib/slots.h"
 
 #define USAGE "churn-wide --size smoke|real|full"
 #define SLOTS 4096
@@ -69,12 +70,6 @@ static uint64_t check(const unsigned char *p, size_t n, uint64_t tag)
     return mix64(tag + n);
 }
 
-struct slot {
-    unsigned char *p;
-    size_t n;
-    uint64_t tag;
-};
-
 int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
@@ -86,31 +81,13 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < steps; i++) {
         uint64_t r = rng();
         struct slot *sl = &s[(r >> 48) % SLOTS];
-        if (sl->p) {
-            sum += check(sl->p, sl->n, sl->tag);
-            free(sl->p);
-        }
+        sum += slot_release(sl, check);
         size_t n = rand_size(r);
-        unsigned char *p = malloc(n);
-        if (!p) {
-            fprintf(stderr, "churn-wide: malloc(%zu) failed\n", n);
-            return 1;
-        }
-        /* WHY 8 below 16 B: C allows a smaller block the smaller alignment (mimalloc uses it) */
-        if ((uintptr_t)p & (n < 16 ? 7 : 15)) {
-            fprintf(stderr, "churn-wide: malloc(%zu) = %p is misaligned\n", n, (void *)p);
-            return 1;
-        }
-        sl->p = p;
-        sl->n = n;
-        sl->tag = mix64(i + 1);
+        /* 8 below 16 B: C allows a smaller block the smaller alignment (mimalloc uses it) */
+        unsigned char *p = slot_fill(sl, malloc(n), "malloc", n, n < 16 ? 8 : 16, mix64(i + 1));
         fill(p, n, sl->tag);
     }
-    for (int i = 0; i < SLOTS; i++)
-        if (s[i].p) {
-            sum += check(s[i].p, s[i].n, s[i].tag);
-            free(s[i].p);
-        }
+    sum += slots_release_all(s, SLOTS, check);
     printf("ok churn-wide %016llx\n", (unsigned long long)sum);
     return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "lib/args.h"
 #include "lib/pattern.h"
+#include "lib/slots.h"
 
 #define USAGE "churn --size smoke|real|full"
 #define SLOTS 10000
@@ -37,12 +38,6 @@ static size_t rand_size(void)
     return lo + (size_t)((r >> 8) % (hi - lo + 1));
 }
 
-struct slot {
-    unsigned char *p;
-    size_t n;
-    uint64_t tag;
-};
-
 int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
@@ -54,42 +49,20 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < steps; i++) {
         uint64_t r = rng();
         struct slot *sl = &s[r % SLOTS];
-        if (sl->p) {
-            sum += block_check(sl->p, sl->n, sl->tag);
-            free(sl->p);
-        }
+        sum += slot_release(sl, block_check);
         size_t n = rand_size();
         unsigned char *p;
         if (((r >> 40) & 15) == 0) {
-            p = calloc(1, n);
-            if (!p) {
-                fprintf(stderr, "churn: calloc(%zu) failed\n", n);
-                return 1;
-            }
+            p = slot_fill(sl, calloc(1, n), "calloc", n, 16, mix64(next_tag++));
             for (size_t k = 0; k < n; k++)
                 if (p[k])
                     corruption("calloc not zeroed", 0, n, k);
         } else {
-            p = malloc(n);
-            if (!p) {
-                fprintf(stderr, "churn: malloc(%zu) failed\n", n);
-                return 1;
-            }
+            p = slot_fill(sl, malloc(n), "malloc", n, 16, mix64(next_tag++));
         }
-        if ((uintptr_t)p & 15) {
-            fprintf(stderr, "churn: %p not 16-byte aligned\n", (void *)p);
-            return 1;
-        }
-        sl->p = p;
-        sl->n = n;
-        sl->tag = mix64(next_tag++);
         block_fill(p, n, sl->tag);
     }
-    for (int i = 0; i < SLOTS; i++)
-        if (s[i].p) {
-            sum += block_check(s[i].p, s[i].n, s[i].tag);
-            free(s[i].p);
-        }
+    sum += slots_release_all(s, SLOTS, block_check);
     printf("ok churn %016llx\n", (unsigned long long)sum);
     return 0;
 }

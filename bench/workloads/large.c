@@ -17,6 +17,7 @@
 
 #include "lib/args.h"
 #include "lib/pattern.h"
+#include "lib/slots.h"
 
 #define USAGE "large --size smoke|real|full"
 #define LIVE 4
@@ -63,12 +64,6 @@ static uint64_t check_block(const unsigned char *p, size_t n, uint64_t tag)
     return mix64(tag + n);
 }
 
-struct slot {
-    unsigned char *p;
-    size_t n;
-    uint64_t tag;
-};
-
 int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
@@ -80,30 +75,12 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < steps; i++) {
         uint64_t r = rng();
         struct slot *sl = &s[r % LIVE];
-        if (sl->p) {
-            sum += check_block(sl->p, sl->n, sl->tag);
-            free(sl->p);
-        }
+        sum += slot_release(sl, check_block);
         size_t n = rand_size();
-        unsigned char *p = malloc(n);
-        if (!p) {
-            fprintf(stderr, "large: malloc(%zu) failed\n", n);
-            return 1;
-        }
-        if ((uintptr_t)p & 15) {
-            fprintf(stderr, "large: %p not 16-byte aligned\n", (void *)p);
-            return 1;
-        }
-        sl->p = p;
-        sl->n = n;
-        sl->tag = mix64(i + 1);
+        unsigned char *p = slot_fill(sl, malloc(n), "malloc", n, 16, mix64(i + 1));
         fill_block(p, n, sl->tag);
     }
-    for (int i = 0; i < LIVE; i++)
-        if (s[i].p) {
-            sum += check_block(s[i].p, s[i].n, s[i].tag);
-            free(s[i].p);
-        }
+    sum += slots_release_all(s, LIVE, check_block);
     printf("ok large %016llx\n", (unsigned long long)sum);
     return 0;
 }

@@ -107,15 +107,7 @@ static void *run(void *arg)
             }
         }
         size_t n = rand_size(wrng(w));
-        unsigned char *p = malloc(n);
-        if (!p) {
-            fprintf(stderr, "threads: malloc(%zu) failed\n", n);
-            exit(1);
-        }
-        if ((uintptr_t)p & 15) {
-            fprintf(stderr, "threads: %p not 16-byte aligned\n", (void *)p);
-            exit(1);
-        }
+        unsigned char *p = expect_block(malloc(n), "malloc", n, 16);
         b->p = p;
         b->n = n;
         b->tag = mix64(((uint64_t)w->id << 56) ^ w->next_tag++);

@@ -76,15 +76,7 @@ static struct node *build(int depth)
 {
     uint64_t r = rng();
     uint32_t size = 32 + (uint32_t)(r % 33);
-    struct node *n = malloc(size);
-    if (!n) {
-        fprintf(stderr, "tree: malloc(%u) failed\n", size);
-        exit(1);
-    }
-    if ((uintptr_t)n & 15) {
-        fprintf(stderr, "tree: %p not 16-byte aligned\n", (void *)n);
-        exit(1);
-    }
+    struct node *n = expect_block(malloc(size), "malloc", size, 16);
     n->tag = r;
     n->size = size;
     fill_node(n);

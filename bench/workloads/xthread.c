@@ -63,15 +63,7 @@ static void *producer(void *arg)
         for (int i = 0; i < BATCH; i++) {
             uint64_t tag = tag_of(pr->id, bt->first_seq + i);
             size_t n = size_of(tag);
-            unsigned char *p = malloc(n);
-            if (!p) {
-                fprintf(stderr, "xthread: malloc(%zu) failed\n", n);
-                exit(1);
-            }
-            if ((uintptr_t)p & 15) {
-                fprintf(stderr, "xthread: %p not 16-byte aligned\n", (void *)p);
-                exit(1);
-            }
+            unsigned char *p = expect_block(malloc(n), "malloc", n, 16);
             block_fill(p, n, tag);
             bt->p[i] = p;
         }

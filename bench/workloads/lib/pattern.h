@@ -93,4 +93,20 @@ static inline uint64_t block_check(const unsigned char *p, size_t n, uint64_t ta
     return mix64(tag ^ (n << 1));
 }
 
+/* p, the result of `call` for n bytes; exit(1) with a message if it is NULL or not aligned to
+ * `align` (a power of two). */
+static inline void *expect_block(void *p, const char *call, size_t n, uintptr_t align)
+{
+    if (!p) {
+        fprintf(stderr, "%s: %s(%zu) failed\n", program_invocation_short_name, call, n);
+        exit(1);
+    }
+    if ((uintptr_t)p & (align - 1)) {
+        fprintf(stderr, "%s: %s(%zu) = %p is not %zu-byte aligned\n", program_invocation_short_name,
+                call, n, p, (size_t)align);
+        exit(1);
+    }
+    return p;
+}
+
 #endif
