@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc.h"
 
 /* 1 if the mapping of /proc/self/smaps that contains a has the hg flag, 0 if not. */
@@ -57,17 +58,8 @@ int main(int argc, char **argv)
         return 77;
     }
     for (int want = 0; want <= 1; want++) {
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        if (pid == 0) {
-            setenv("FITALLOC_HUGE_PAGES", want ? "1" : "0", 1);
-            execv("/proc/self/exe", argv);
-            _exit(127);
-        }
-        int status;
-        CHECK_EQ(waitpid(pid, &status, 0), pid);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "FITALLOC_HUGE_PAGES=%d: child status %#x", want, status);
+        const char *env[] = {want ? "FITALLOC_HUGE_PAGES=1" : "FITALLOC_HUGE_PAGES=0", NULL};
+        fa_test_rerun(env[0], env, argv);
     }
     printf("ok: the hg flag follows FITALLOC_HUGE_PAGES\n");
     return 0;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc-lab.h"
 #include "fitalloc.h"
 
@@ -222,22 +223,11 @@ int main(int argc, char **argv)
         return run(argv[2]);
     static const char *const locks[] = {"global", "thread", "arenas"};
     for (int i = 0; i < 3; i++) {
-        fflush(NULL);
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        if (pid == 0) {
-            setenv("FITALLOC_MODE", "lab", 1);
-            setenv("FITALLOC_LOCK", locks[i], 1);
-            unsetenv("FITALLOC_LAB_ARENA");
-            char *args[] = {argv[0], (char *)"--lock", (char *)locks[i], NULL};
-            execv("/proc/self/exe", args);
-            _exit(127);
-        }
-        int status = 0;
-        CHECK_EQ(waitpid(pid, &status, 0), pid);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "FITALLOC_LOCK=%s: %s %d",
-                  locks[i], WIFEXITED(status) ? "exited with" : "killed by signal",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        char lock[64];
+        snprintf(lock, sizeof lock, "FITALLOC_LOCK=%s", locks[i]);
+        const char *env[] = {"FITALLOC_MODE=lab", lock, "FITALLOC_LAB_ARENA", NULL};
+        char *args[] = {argv[0], (char *)"--lock", (char *)locks[i], NULL};
+        fa_test_rerun(lock, env, args);
     }
     printf("reliability/lab_fork: ok\n");
     return 0;

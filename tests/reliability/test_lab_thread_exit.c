@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc-lab.h"
 #include "fitalloc.h"
 
@@ -140,23 +141,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--child") == 0)
         return child();
-    fflush(NULL);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        setenv("FITALLOC_MODE", "lab", 1);
-        setenv("FITALLOC_LOCK", "thread", 1);
-        unsetenv("FITALLOC_LAB_ARENA");
-        unsetenv("FITALLOC_LAB_DIRECT");
-        char *args[] = {argv[0], (char *)"--child", NULL};
-        execv("/proc/self/exe", args);
-        _exit(127);
-    }
-    int status = 0;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the lab run %s %d",
-              WIFEXITED(status) ? "exited with" : "died of signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    const char *env[] = {"FITALLOC_MODE=lab", "FITALLOC_LOCK=thread", "FITALLOC_LAB_ARENA",
+                         "FITALLOC_LAB_DIRECT", NULL};
+    char *args[] = {argv[0], (char *)"--child", NULL};
+    fa_test_rerun("the lab run", env, args);
     printf("reliability/lab_thread_exit: ok\n");
     return 0;
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc.h"
 
 #define MIB ((size_t)1 << 20)
@@ -297,6 +298,15 @@ static const struct config {
     {"lab-arenas", "lab", "arenas", GIB},
 };
 
+/* In the child, before it runs the program again: its address space limited to *arg bytes. */
+static void limit_address_space(void *arg)
+{
+    size_t bytes = *(size_t *)arg;
+    struct rlimit lim = {bytes, bytes};
+    if (setrlimit(RLIMIT_AS, &lim) != 0)
+        _exit(126);
+}
+
 int main(int argc, char **argv)
 {
     if (FA_TEST_SANITIZED) {
@@ -308,28 +318,16 @@ int main(int argc, char **argv)
     size_t base = vm_size(); /* this program's size at start, as the child's will be */
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         const struct config *cf = &configs[c];
-        fflush(NULL);
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        if (pid == 0) {
-            setenv("FITALLOC_MODE", cf->mode, 1);
-            if (cf->lock)
-                setenv("FITALLOC_LOCK", cf->lock, 1);
-            setenv("FITALLOC_ARENAS", "4", 1);
-            unsetenv("FITALLOC_LAB_ARENA");
-            unsetenv("FITALLOC_LAB_DIRECT");
-            struct rlimit lim = {base + cf->headroom, base + cf->headroom};
-            if (setrlimit(RLIMIT_AS, &lim) != 0)
-                _exit(126);
-            char *args[] = {argv[0], (char *)"--child", (char *)cf->name, NULL};
-            execv("/proc/self/exe", args);
-            _exit(127);
-        }
-        int status = 0;
-        CHECK_EQ(waitpid(pid, &status, 0), pid);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child %s %d", cf->name,
-                  WIFEXITED(status) ? "exited with" : "died of signal",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        char mode[64], lock[64];
+        snprintf(mode, sizeof mode, "FITALLOC_MODE=%s", cf->mode);
+        snprintf(lock, sizeof lock, "FITALLOC_LOCK=%s", cf->lock ? cf->lock : "global");
+        const char *env[] = {
+            mode, "FITALLOC_ARENAS=4", "FITALLOC_LAB_ARENA", "FITALLOC_LAB_DIRECT", lock, NULL};
+        if (!cf->lock)
+            env[4] = NULL; /* the lock mode of the environment, if any */
+        char *args[] = {argv[0], (char *)"--child", (char *)cf->name, NULL};
+        size_t limit = base + cf->headroom;
+        fa_test_rerun_with(cf->name, env, args, limit_address_space, &limit);
     }
     printf("reliability/oom: ok\n");
     return 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc.h"
 #include "rss.h"
 
@@ -142,20 +143,9 @@ int main(int argc, char **argv)
     (void)argc;
     if (argc > 1 && strcmp(argv[1], "--child") == 0)
         return child();
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        setenv("FITALLOC_PURGE_THREAD", "0", 1);
-        setenv("FITALLOC_PURGE_DELAY", "50", 1);
-        unsetenv("FITALLOC_MODE");
-        char *args[] = {argv[0], (char *)"--child", NULL};
-        execv("/proc/self/exe", args);
-        _exit(127);
-    }
-    int status = 0;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child %s %d",
-              WIFEXITED(status) ? "exited with" : "died of signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    const char *env[] = {"FITALLOC_PURGE_THREAD=0", "FITALLOC_PURGE_DELAY=50", "FITALLOC_MODE",
+                         NULL};
+    char *args[] = {argv[0], (char *)"--child", NULL};
+    fa_test_rerun("without a purge thread", env, args);
     return 0;
 }

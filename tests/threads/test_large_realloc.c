@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc.h"
 
 #define NTHREADS 4
@@ -166,20 +167,9 @@ int main(int argc, char **argv)
     run_phase("large_realloc with default options");
 
     /* again in a fresh process without the large-block cache */
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        setenv("FITALLOC_LARGE_CACHE", "0", 1);
-        char *args[] = {argv[0], (char *)"--no-cache-phase", NULL};
-        execv("/proc/self/exe", args);
-        _exit(127);
-    }
-    int status = 0;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the FITALLOC_LARGE_CACHE=0 phase %s %d",
-              WIFEXITED(status) ? "exited with" : "died of signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    const char *env[] = {"FITALLOC_LARGE_CACHE=0", NULL};
+    char *args[] = {argv[0], (char *)"--no-cache-phase", NULL};
+    fa_test_rerun("the FITALLOC_LARGE_CACHE=0 phase", env, args);
     printf("threads/large_realloc: ok\n");
     return 0;
 }

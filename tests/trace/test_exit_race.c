@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc-trace.h"
 #include "fitalloc.h"
 
@@ -89,19 +90,11 @@ int main(int argc, char **argv)
     CHECK(fd >= 0);
     close(fd);
     fflush(NULL);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        setenv("FITALLOC_TRACE", path, 1);
-        unsetenv("FITALLOC_MODE");
-        char *args[] = {argv[0], (char *)"--child", NULL};
-        execv("/proc/self/exe", args);
-        _exit(127);
-    }
-    int status = 0;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the traced process: status %#x",
-              status);
+    char trace_env[600];
+    snprintf(trace_env, sizeof trace_env, "FITALLOC_TRACE=%s", path);
+    const char *env[] = {trace_env, "FITALLOC_MODE", NULL};
+    char *args[] = {argv[0], (char *)"--child", NULL};
+    pid_t pid = fa_test_rerun("the traced process", env, args);
 
     FILE *f = fopen(path, "rb");
     CHECK(f != NULL);

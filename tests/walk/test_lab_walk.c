@@ -22,6 +22,7 @@
 #include "lab/heap/heap_walk.h"
 #include "lab/threads/lab_instance.h"
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc-lab.h"
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
@@ -352,27 +353,22 @@ int main(int argc, char **argv)
     static const char *const locks[] = {"global", "thread", "arenas"};
     for (int p = 0; p < 5; p++) {
         for (int l = 0; l < 3; l++) {
-            fflush(NULL);
-            pid_t pid = fork();
-            CHECK(pid >= 0);
-            if (pid == 0) {
-                setenv("FITALLOC_MODE", "lab", 1);
-                setenv("FITALLOC_POLICY", policies[p], 1);
-                setenv("FITALLOC_LOCK", locks[l], 1);
-                setenv("FITALLOC_LAB_INDEX", (p + l) % 2 ? "list" : "tree", 1);
-                setenv("FITALLOC_LAB_DIRECT", "65536", 1);
-                setenv("FITALLOC_ARENAS", "2", 1);
-                unsetenv("FITALLOC_LAB_ARENA");
-                char *args[] = {argv[0], (char *)"--child", (char *)policies[p], (char *)locks[l],
-                                NULL};
-                execv("/proc/self/exe", args);
-                _exit(127);
-            }
-            int status = 0;
-            CHECK_EQ(waitpid(pid, &status, 0), pid);
-            CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "policy %s, lock %s: %s %d",
-                      policies[p], locks[l], WIFEXITED(status) ? "exited with" : "signal",
-                      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            char policy[64], lock[64], what[128];
+            snprintf(policy, sizeof policy, "FITALLOC_POLICY=%s", policies[p]);
+            snprintf(lock, sizeof lock, "FITALLOC_LOCK=%s", locks[l]);
+            snprintf(what, sizeof what, "policy %s, lock %s", policies[p], locks[l]);
+            const char *env[] = {"FITALLOC_MODE=lab",
+                                 policy,
+                                 lock,
+                                 (p + l) % 2 ? "FITALLOC_LAB_INDEX=list"
+                                             : "FITALLOC_LAB_INDEX=tree",
+                                 "FITALLOC_LAB_DIRECT=65536",
+                                 "FITALLOC_ARENAS=2",
+                                 "FITALLOC_LAB_ARENA",
+                                 NULL};
+            char *args[] = {argv[0], (char *)"--child", (char *)policies[p], (char *)locks[l],
+                            NULL};
+            fa_test_rerun(what, env, args);
         }
     }
     printf("walk/lab_walk: ok\n");

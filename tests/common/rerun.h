@@ -1,0 +1,52 @@
+/* Run this test program again in a fresh process under other FITALLOC_* settings, which
+ * fitalloc reads once, at its start. Header-only, like check.h. */
+#ifndef FITALLOC_TESTS_RERUN_H
+#define FITALLOC_TESTS_RERUN_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* Fork; the child applies env (NULL-terminated: "NAME=value" sets NAME, "NAME" unsets it),
+ * calls before_exec(arg) if given, and execs /proc/self/exe with args (args[0]: the program's
+ * argv[0]; NULL-terminated). The parent waits and CHECKs that the child exited with 0, the
+ * message naming `what`; the child's process id. */
+static inline pid_t fa_test_rerun_with(const char *what, const char *const env[],
+                                       char *const args[], void (*before_exec)(void *), void *arg)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        for (size_t i = 0; env && env[i]; i++) {
+            char name[128];
+            const char *eq = strchr(env[i], '=');
+            size_t len = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
+            if (len >= sizeof name)
+                _exit(125);
+            memcpy(name, env[i], len);
+            name[len] = 0;
+            if (eq ? setenv(name, eq + 1, 1) : unsetenv(name))
+                _exit(125);
+        }
+        if (before_exec)
+            before_exec(arg);
+        execv("/proc/self/exe", args);
+        _exit(127);
+    }
+    int status = 0;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the run %s %d", what,
+              WIFEXITED(status) ? "exited with" : "died of signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    return pid;
+}
+
+#define fa_test_rerun(what, env, args) fa_test_rerun_with((what), (env), (args), NULL, NULL)
+
+#endif
