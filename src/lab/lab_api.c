@@ -2,6 +2,7 @@
  * fa_lab_* functions (fitalloc-lab.h). It is a lab instance (lab_instance.h) configured from
  * the FITALLOC_* options. */
 #include "common/message.h"
+#include "platform/once.h"
 #include "platform/arch.h"
 #include "platform/compiler.h"
 #include "platform/os.h"
@@ -13,19 +14,13 @@
 #include "platform/atomic.h"
 
 static struct fa_lab *lab_global;
-static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
+static uint32_t init_state; /* platform/once.h */
 static bool hist_written;
 
 void _fa_lab_init(void)
 {
-    if (fa_atomic_load_acquire(&init_state) == 2)
+    if (!fa_once_begin(&init_state))
         return;
-    uint32_t expected = 0;
-    if (!fa_atomic_cas_acq_rel(&init_state, &expected, 1)) {
-        while (fa_atomic_load_acquire(&init_state) != 2)
-            fa_cpu_relax();
-        return;
-    }
     struct fa_lab_config cfg = {
         .heap =
             {
@@ -51,7 +46,7 @@ void _fa_lab_init(void)
                     lab->slots, (unsigned long long)(lab->slot_size >> 20),
                     cfg.heap.coalesce ? "on" : "off");
     fa_atomic_store_release(&lab_global, lab);
-    fa_atomic_store_release(&init_state, 2);
+    fa_once_end(&init_state);
 }
 
 static inline struct fa_lab *lab(void)

@@ -7,6 +7,7 @@
  * Threads (the purger) are created only after our constructor has run.
  */
 #include "common/options.h"
+#include "platform/once.h"
 #include "engine/free_list.h"
 #include "fitalloc.h"
 #include "lab/lab.h"
@@ -15,7 +16,7 @@
 
 bool _fa_started;
 const struct fa_mode_ops *_fa_mode;
-static uint32_t init_state; /* 0 not yet, 1 running, 2 done */
+static uint32_t init_state; /* platform/once.h */
 static bool options_read;
 static int stats_fd = 2;
 
@@ -59,14 +60,8 @@ static void start_lab_if_asked(void)
 
 void _fa_process_init(void)
 {
-    if (fa_likely(fa_atomic_load_acquire(&init_state) == 2))
+    if (fa_likely(!fa_once_begin(&init_state)))
         return;
-    uint32_t expected = 0;
-    if (!fa_atomic_cas_acq_rel(&init_state, &expected, 1)) {
-        while (fa_atomic_load_acquire(&init_state) != 2)
-            fa_cpu_relax();
-        return;
-    }
     unsigned address_bits = _fa_os_address_bits();
     if (address_bits > FA_ADDRESS_BITS)
         _fa_fatal("fitalloc: this system hands out %u-bit addresses; fitalloc handles %u "
@@ -80,7 +75,7 @@ void _fa_process_init(void)
     if (options_read)
         _fa_trace_start();
     _fa_os_atfork(fork_prepare, fork_parent, fork_child);
-    fa_atomic_store_release(&init_state, 2);
+    fa_once_end(&init_state);
 }
 
 __attribute__((constructor(101))) static void fa_constructor(void)
