@@ -24,10 +24,8 @@ def add_parser(subparsers) -> None:
     heapmap.add_common(p)
     p.add_argument("-o", "--output", metavar="DIR", required=True,
                    help="the directory to write into (created if missing)")
-    p.add_argument("--policy", type=replay_tool.policy_list, default="all", metavar="LIST",
-                   help="all (default) or a comma list of " + ",".join(replay_tool.POLICIES))
-    p.add_argument("--engine", action="store_true",
-                   help="also replay through the fast engine (a table row; it has no map)")
+    replay_tool.add_policy_and_engine(
+        p, "also replay through the fast engine (a table row; it has no map)")
     p.add_argument("--keep-csv", action="store_true",
                    help="keep fitalloc-replay's blocks and series files in DIR/csv")
     p.set_defaults(func=main)

@@ -18,12 +18,9 @@ def add_parser(subparsers) -> None:
                     "print one row per configuration: heap, live bytes, fragmentation, free "
                     "blocks, splits, coalesces, cost per operation.")
     p.add_argument("trace", metavar="TRACE", help="the trace file")
-    p.add_argument("--policy", type=replay_tool.policy_list, default="all", metavar="LIST",
-                   help="all (default) or a comma list of "
-                        + ",".join(replay_tool.POLICIES))
+    replay_tool.add_policy_and_engine(p, "also replay through the fast engine")
     p.add_argument("--index", choices=replay_tool.INDEXES, default="tree",
                    help="the lab's free-block index (default tree)")
-    p.add_argument("--engine", action="store_true", help="also replay through the fast engine")
     p.add_argument("--samples", type=replay_tool.positive_int, metavar="N",
                    help="points the means are taken over (fitalloc-replay's default: 1000)")
     fmt = p.add_mutually_exclusive_group()

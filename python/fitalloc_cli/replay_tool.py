@@ -36,6 +36,13 @@ def policy_list(text: str) -> str:
     return text
 
 
+def add_policy_and_engine(p: argparse.ArgumentParser, engine_help: str) -> None:
+    """The --policy LIST and --engine options of the commands that replay a trace."""
+    p.add_argument("--policy", type=policy_list, default="all", metavar="LIST",
+                   help="all (default) or a comma list of " + ",".join(POLICIES))
+    p.add_argument("--engine", action="store_true", help=engine_help)
+
+
 def positive_int(text: str) -> int:
     """argparse type for counts such as --samples."""
     try:
