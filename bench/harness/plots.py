@@ -46,6 +46,8 @@ def time_rss(cells: dict, case_ids: list[str], allocs: list[str], ref: str,
     from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 
     allocs = [a for a in allocs if a != ref]  # the reference is the line at 1
+    if not allocs:
+        return None  # the reference alone: no ratio to draw
     fig, axes = plt.subplots(1, 2, figsize=(12, 1.8 + 0.42 * len(rows)), sharey=True)
     height = 0.8 / max(1, len(allocs))
     for ax, what, title in ((axes[0], "wall", "wall time"), (axes[1], "rss", "peak RSS")):

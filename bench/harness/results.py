@@ -17,7 +17,7 @@ from dataclasses import asdict
 
 from .pathologies import FACTOR, Outlier
 from .runner import Run
-from .summary import SHORT_S, Overall, ratio
+from .summary import SHORT_S, Overall, each_cell, ratio
 
 RUN_COLUMNS = ["seq", "rep", "case", "workload", "threads", "allocator", "position", "size",
                "wall_s", "user_s", "sys_s", "maxrss_kib", "exit_code", "status", "checksum",
@@ -66,22 +66,17 @@ def write_summary_json(path: str, meta: dict, cells: dict, case_ids: list[str],
     listed in its 'left_out' (the same as geometric_means when none is)."""
     found = found or []
     out_cells = []
-    for cid in case_ids:
-        refc = cells.get((cid, ref))
-        for a in allocs_of.get(cid, []):
-            c = cells.get((cid, a))
-            if c is None:
-                continue
-            out_cells.append({
-                "case": cid, "allocator": a, "runs": c.n, "ok": c.n_ok,
-                "wall_s": {"median": _num(c.med("wall")), "min": min(c.wall, default=None),
-                           "max": max(c.wall, default=None)},
-                "cpu_s": _num(c.med("cpu")),
-                "maxrss_mib": _num(c.med("rss")),
-                "time_ratio": _num(ratio(c.med("wall"), refc.med("wall")) if refc else math.nan),
-                "rss_ratio": _num(ratio(c.med("rss"), refc.med("rss")) if refc else math.nan),
-                "figures": {k: _num(c.fig(k)) for k in sorted(c.figures)},
-            })
+    for cid, a, c, refc in each_cell(cells, case_ids, allocs_of, ref):
+        out_cells.append({
+            "case": cid, "allocator": a, "runs": c.n, "ok": c.n_ok,
+            "wall_s": {"median": _num(c.med("wall")), "min": min(c.wall, default=None),
+                       "max": max(c.wall, default=None)},
+            "cpu_s": _num(c.med("cpu")),
+            "maxrss_mib": _num(c.med("rss")),
+            "time_ratio": _num(ratio(c.med("wall"), refc.med("wall")) if refc else math.nan),
+            "rss_ratio": _num(ratio(c.med("rss"), refc.med("rss")) if refc else math.nan),
+            "figures": {k: _num(c.fig(k)) for k in sorted(c.figures)},
+        })
     known = [o for o in found if o.known]
     doc = {"meta": meta, "reference": ref, "cells": out_cells,
            "geometric_means": _means(overall),

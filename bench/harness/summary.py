@@ -100,6 +100,17 @@ class Overall:
     of: int
 
 
+def each_cell(cells: dict, case_ids: list[str], allocs_of: dict[str, list[str]], ref: str):
+    """(case, allocator, its cell, the reference's cell or None) for every cell that ran, case
+    by case in order: the rows of the report's tables."""
+    for cid in case_ids:
+        refc = cells.get((cid, ref))
+        for a in allocs_of.get(cid, []):
+            c = cells.get((cid, a))
+            if c is not None:
+                yield cid, a, c, refc
+
+
 def overall(cells: dict, case_ids: list[str], allocs: list[str], ref: str) -> list[Overall]:
     """Geometric mean of each allocator's ratios to `ref`, over the cases both ran."""
     out = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .pathologies import FACTOR, Outlier
-from .summary import SHORT_S, Overall, ratio
+from .summary import SHORT_S, Overall, each_cell, ratio
 
 SHORT_MARK = "*"
 
@@ -25,22 +25,21 @@ def main_table(cells: dict, case_ids: list[str], allocs_of: dict[str, list[str]]
     head = (f"{'case':<{wc}} {'allocator':<{wa}} {'wall s (min-max)':>22} {'vs ' + ref[:8]:>11}  "
             f"{'cpu s':>6}  {'peak RSS MiB':>12} {'vs ' + ref[:8]:>11}  {'ok':>5}")
     lines = [head, "-" * len(head)]
-    for cid in case_ids:
-        refc = cells.get((cid, ref))
-        for a in allocs_of.get(cid, []):
-            c = cells.get((cid, a))
-            if c is None:
-                continue
-            if c.wall:
-                span = f"{c.med('wall'):.3f} ({min(c.wall):.3f}-{max(c.wall):.3f})"
-            else:
-                span = "FAILED"
-            tr = ratio(c.med("wall"), refc.med("wall")) if refc else math.nan
-            rr = ratio(c.med("rss"), refc.med("rss")) if refc else math.nan
-            lines.append(f"{label[cid]:<{wc}} {a:<{wa}} {span:>22} {fmt(tr, '.2f', 11)}  "
-                         f"{fmt(c.med('cpu'), '.2f', 6)}  {fmt(c.med('rss'), '.1f', 12)} "
-                         f"{fmt(rr, '.2f', 11)}  {f'{c.n_ok}/{c.n}':>5}")
-        lines.append("")
+    previous = None
+    for cid, a, c, refc in each_cell(cells, case_ids, allocs_of, ref):
+        if previous not in (None, cid):
+            lines.append("")  # a blank line after each case
+        previous = cid
+        if c.wall:
+            span = f"{c.med('wall'):.3f} ({min(c.wall):.3f}-{max(c.wall):.3f})"
+        else:
+            span = "FAILED"
+        tr = ratio(c.med("wall"), refc.med("wall")) if refc else math.nan
+        rr = ratio(c.med("rss"), refc.med("rss")) if refc else math.nan
+        lines.append(f"{label[cid]:<{wc}} {a:<{wa}} {span:>22} {fmt(tr, '.2f', 11)}  "
+                     f"{fmt(c.med('cpu'), '.2f', 6)}  {fmt(c.med('rss'), '.1f', 12)} "
+                     f"{fmt(rr, '.2f', 11)}  {f'{c.n_ok}/{c.n}':>5}")
+    lines.append("")
     if short:
         lines.append(f"{SHORT_MARK} short: under {SHORT_S:g} s under {ref} (median), mostly "
                      f"process start and exit, the same for every allocator: their ratios say "

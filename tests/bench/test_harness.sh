@@ -230,6 +230,16 @@ else
     done
 fi
 
+# ---- the reference allocator alone: tables and plots without a ratio to draw
+if ((plots_checked)); then
+    echo "== one allocator, with plots"
+    rc=0
+    "${bench[@]}" -w selftest -a glibc -r 1 --no-study --out "$work/alone" >/dev/null \
+        2>"$work/alone.err" || rc=$?
+    ((rc == 0)) || fail "-a glibc alone: exit $rc: $(tail -n 3 "$work/alone.err")"
+    [[ -s "$work/alone/report.md" ]] || fail "-a glibc alone: no report.md"
+fi
+
 if ((failures)); then
     echo "test_harness: $failures check(s) failed" >&2
     exit 1
