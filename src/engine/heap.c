@@ -85,14 +85,7 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     _fa_segment_release_page(page);
     if (seg->used_pages == 0) {
-        fa_segment_t **list = &heap->segments[seg->kind];
-        if (seg->prev)
-            seg->prev->next = seg->next;
-        else
-            *list = seg->next;
-        if (seg->next)
-            seg->next->prev = seg->prev;
-        seg->next = seg->prev = NULL;
+        fa_segment_list_remove(&heap->segments[seg->kind], seg);
         _fa_segment_release(seg);
     }
 }

@@ -62,26 +62,35 @@ bool _fa_os_commit(void *p, size_t size)
     return ok;
 }
 
-void _fa_os_decommit(void *p, size_t size)
+/* The calls whose failure the contract ignores: errno stays as the program left it. */
+static void protect_quietly(void *p, size_t size, int prot)
 {
     int saved = errno;
-    madvise(p, size, MADV_DONTNEED);
-    mprotect(p, size, PROT_NONE);
+    mprotect(p, size, prot);
     errno = saved;
+}
+
+static void advise_quietly(void *p, size_t size, int advice)
+{
+    int saved = errno;
+    madvise(p, size, advice);
+    errno = saved;
+}
+
+void _fa_os_decommit(void *p, size_t size)
+{
+    advise_quietly(p, size, MADV_DONTNEED);
+    protect_quietly(p, size, PROT_NONE);
 }
 
 void _fa_os_protect(void *p, size_t size)
 {
-    int saved = errno;
-    mprotect(p, size, PROT_NONE);
-    errno = saved;
+    protect_quietly(p, size, PROT_NONE);
 }
 
 void _fa_os_unprotect(void *p, size_t size)
 {
-    int saved = errno;
-    mprotect(p, size, PROT_READ | PROT_WRITE);
-    errno = saved;
+    protect_quietly(p, size, PROT_READ | PROT_WRITE);
 }
 
 void _fa_os_unmap(void *p, size_t size)
@@ -93,16 +102,12 @@ void _fa_os_unmap(void *p, size_t size)
 
 void _fa_os_purge(void *p, size_t size)
 {
-    int saved = errno;
-    madvise(p, size, MADV_DONTNEED);
-    errno = saved;
+    advise_quietly(p, size, MADV_DONTNEED);
 }
 
 void _fa_os_huge(void *p, size_t size)
 {
-    int saved = errno;
-    madvise(p, size, MADV_HUGEPAGE);
-    errno = saved;
+    advise_quietly(p, size, MADV_HUGEPAGE);
 }
 
 bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size)
