@@ -82,11 +82,6 @@ __attribute__((constructor(101))) static void fa_constructor(void)
 {
     _fa_process_init();
     if (!options_read) {
-        unsigned address_bits = _fa_os_address_bits();
-        if (address_bits > FA_ADDRESS_BITS)
-            _fa_fatal("fitalloc: this system hands out %u-bit addresses; fitalloc handles %u "
-                      "(src/platform/arch.h)\n",
-                      address_bits, FA_ADDRESS_BITS);
         options_read = _fa_options_init();
         start_lab_if_asked();
         /* Blocks allocated before we could read the options stay in default pages. */
