@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "blk.h"
 #include "check.h"
 #include "rerun.h"
 #include "fitalloc-lab.h"
@@ -37,14 +38,7 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-typedef struct {
-    unsigned char *p;
-    size_t n;
-    uint64_t id;
-} blk;
-
 static atomic_int stop;
-static atomic_uint_fast64_t next_id = 1;
 static atomic_ulong worker_ops;
 static pthread_mutex_t xlock = PTHREAD_MUTEX_INITIALIZER;
 static blk xslots[XSLOTS]; /* blocks passed between the workers, guarded by xlock */
@@ -57,19 +51,9 @@ static void blk_new(blk *b, fa_rng *r, size_t max)
     b->p = how == 0   ? fa_aligned_alloc((size_t)64 << fa_rng_below(r, 7), n)
            : how == 1 ? fa_calloc(1, n)
                       : fa_malloc(n);
-    CHECK_MSG(b->p != NULL, "allocation of %zu bytes failed", n);
-    if (how == 1)
+    if (how == 1 && b->p)
         CHECK_BYTES(b->p, n, 0);
-    b->n = n;
-    b->id = atomic_fetch_add(&next_id, 1);
-    fa_pattern_fill(b->p, n, b->id);
-}
-
-static void blk_del(blk *b)
-{
-    CHECK_PATTERN(b->p, b->n, b->id);
-    fa_free(b->p);
-    b->p = NULL;
+    blk_fill(b, n);
 }
 
 static void blk_grow(blk *b, fa_rng *r)

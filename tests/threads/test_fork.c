@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "blk.h"
 #include "check.h"
 #include "fitalloc.h"
 
@@ -21,12 +22,6 @@
 #define WSLOTS 64
 #define XSLOTS 32
 #define MINE 64
-
-typedef struct {
-    unsigned char *p;
-    size_t n;
-    uint64_t id;
-} blk;
 
 #if FA_TEST_TSAN
 /* fitalloc (re)starts its purge thread in a fork child; TSan would kill any
@@ -40,7 +35,6 @@ const char *__tsan_default_options(void)
 #endif
 
 static atomic_int stop;
-static atomic_uint_fast64_t next_id = 1;
 static pthread_mutex_t xlock = PTHREAD_MUTEX_INITIALIZER;
 static blk xslots[XSLOTS]; /* blocks made by workers, guarded by xlock */
 static blk mine[MINE];     /* blocks made by main */
@@ -49,17 +43,7 @@ static atomic_ulong worker_ops;
 static void blk_new(blk *b, size_t n)
 {
     b->p = (unsigned char *)fa_malloc(n);
-    CHECK_MSG(b->p != NULL, "fa_malloc(%zu) failed", n);
-    b->n = n;
-    b->id = atomic_fetch_add(&next_id, 1);
-    fa_pattern_fill(b->p, n, b->id);
-}
-
-static void blk_del(blk *b)
-{
-    CHECK_PATTERN(b->p, b->n, b->id);
-    fa_free(b->p);
-    b->p = NULL;
+    blk_fill(b, n);
 }
 
 static void *worker(void *arg)
