@@ -64,17 +64,23 @@ static inline size_t augment(const struct fa_tree_node *n)
     return n ? fa_block_augment(block_of(n)) : 0;
 }
 
-/* Address order: a node's value is the largest block size in its subtree. Returns whether
- * the stored value changed. */
+/* Address order: a node's value is the largest block size in its subtree, computed from its
+ * own size and its children's values. */
+static size_t largest_in_subtree(const struct fa_tree_node *n)
+{
+    size_t m = node_size(n);
+    for (int side = FA_LEFT; side <= FA_RIGHT; side++)
+        if (augment(n->child[side]) > m)
+            m = augment(n->child[side]);
+    return m;
+}
+
+/* Stores n's value; returns whether it changed. */
 static bool recompute(const struct fa_tree *t, struct fa_tree_node *n)
 {
     if (t->order != FA_TREE_BY_ADDRESS)
         return false;
-    size_t m = node_size(n);
-    if (augment(n->left) > m)
-        m = augment(n->left);
-    if (augment(n->right) > m)
-        m = augment(n->right);
+    size_t m = largest_in_subtree(n);
     if (m == augment(n))
         return false;
     fa_block_set_augment(block_of(n), m);
@@ -92,42 +98,40 @@ static void recompute_up(const struct fa_tree *t, struct fa_tree_node *n)
         n = parent_of(n);
 }
 
-static void replace_child(struct fa_tree *t, struct fa_tree_node *parent, struct fa_tree_node *old,
-                          struct fa_tree_node *new)
+static void replace_child(struct fa_tree *t, struct fa_tree_node *parent,
+                          const struct fa_tree_node *old, struct fa_tree_node *new)
 {
     if (!parent)
         t->root = new;
-    else if (parent->left == old)
-        parent->left = new;
     else
-        parent->right = new;
+        parent->child[parent->child[FA_RIGHT] == old] = new;
 }
 
-/* Rotations keep the set of nodes under the subtree root, so only the two nodes that moved
- * need their augmented values recomputed (the lower one first). */
-static void rotate_left(struct fa_tree *t, struct fa_tree_node *x)
+/* n takes old's place in the tree: its children, parent and colour. */
+static void take_place(struct fa_tree *t, const struct fa_tree_node *old, struct fa_tree_node *n)
 {
-    struct fa_tree_node *y = x->right;
-    x->right = y->left;
-    if (y->left)
-        set_parent(y->left, x);
-    set_parent(y, parent_of(x));
-    replace_child(t, parent_of(x), x, y);
-    y->left = x;
-    set_parent(x, y);
-    recompute(t, x);
-    recompute(t, y);
+    n->parent_color = old->parent_color;
+    for (int side = FA_LEFT; side <= FA_RIGHT; side++) {
+        n->child[side] = old->child[side];
+        if (n->child[side])
+            set_parent(n->child[side], n);
+    }
+    replace_child(t, parent_of(old), old, n);
 }
 
-static void rotate_right(struct fa_tree *t, struct fa_tree_node *x)
+/* Rotation towards `side`: x's child on the other side comes up and x goes down on `side`
+ * (side FA_LEFT is the textbook left rotation). Rotations keep the set of nodes under the
+ * subtree root, so only the two nodes that moved need their augmented values recomputed (the
+ * lower one first). */
+static void rotate(struct fa_tree *t, struct fa_tree_node *x, int side)
 {
-    struct fa_tree_node *y = x->left;
-    x->left = y->right;
-    if (y->right)
-        set_parent(y->right, x);
+    struct fa_tree_node *y = x->child[!side];
+    x->child[!side] = y->child[side];
+    if (y->child[side])
+        set_parent(y->child[side], x);
     set_parent(y, parent_of(x));
     replace_child(t, parent_of(x), x, y);
-    y->right = x;
+    y->child[side] = x;
     set_parent(x, y);
     recompute(t, x);
     recompute(t, y);
@@ -145,41 +149,23 @@ static void insert_fixup(struct fa_tree *t, struct fa_tree_node *n)
     struct fa_tree_node *p;
     while ((p = parent_of(n)) && is_red(p)) {
         struct fa_tree_node *g = parent_of(p); /* exists: a red node is never the root */
-        if (p == g->left) {
-            struct fa_tree_node *u = g->right;
-            if (is_red(u)) {
-                set_red(p, false);
-                set_red(u, false);
-                set_red(g, true);
-                n = g;
-                continue;
-            }
-            if (n == p->right) {
-                rotate_left(t, p);
-                n = p;
-                p = parent_of(n);
-            }
+        int side = g->child[FA_RIGHT] == p;    /* p's side under g */
+        struct fa_tree_node *u = g->child[!side];
+        if (is_red(u)) {
             set_red(p, false);
+            set_red(u, false);
             set_red(g, true);
-            rotate_right(t, g);
-        } else {
-            struct fa_tree_node *u = g->left;
-            if (is_red(u)) {
-                set_red(p, false);
-                set_red(u, false);
-                set_red(g, true);
-                n = g;
-                continue;
-            }
-            if (n == p->left) {
-                rotate_right(t, p);
-                n = p;
-                p = parent_of(n);
-            }
-            set_red(p, false);
-            set_red(g, true);
-            rotate_left(t, g);
+            n = g;
+            continue;
         }
+        if (n == p->child[!side]) {
+            rotate(t, p, side);
+            n = p;
+            p = parent_of(n);
+        }
+        set_red(p, false);
+        set_red(g, true);
+        rotate(t, g, !side);
     }
     set_red(t->root, false);
 }
@@ -189,9 +175,9 @@ void _fa_tree_insert(struct fa_tree *t, uintptr_t block)
     struct fa_tree_node *n = node_of(block), *parent = NULL, **link = &t->root;
     while (*link) {
         parent = *link;
-        link = less(t, n, parent) ? &parent->left : &parent->right;
+        link = &parent->child[!less(t, n, parent)];
     }
-    n->left = n->right = NULL;
+    n->child[FA_LEFT] = n->child[FA_RIGHT] = NULL;
     n->parent_color = (uintptr_t)parent | RED;
     *link = n;
     if (t->order == FA_TREE_BY_ADDRESS) {
@@ -206,59 +192,32 @@ void _fa_tree_insert(struct fa_tree *t, uintptr_t block)
 static void remove_fixup(struct fa_tree *t, struct fa_tree_node *x, struct fa_tree_node *xp)
 {
     while (x != t->root && !is_red(x)) {
-        if (x == xp->left) {
-            struct fa_tree_node *w = xp->right; /* not NULL: its side has the extra black */
-            if (is_red(w)) {
-                set_red(w, false);
-                set_red(xp, true);
-                rotate_left(t, xp);
-                w = xp->right;
-            }
-            if (!is_red(w->left) && !is_red(w->right)) {
-                set_red(w, true);
-                x = xp;
-                xp = parent_of(x);
-            } else {
-                if (!is_red(w->right)) {
-                    set_red(w->left, false);
-                    set_red(w, true);
-                    rotate_right(t, w);
-                    w = xp->right;
-                }
-                set_red(w, is_red(xp));
-                set_red(xp, false);
-                set_red(w->right, false);
-                rotate_left(t, xp);
-                x = t->root;
-                break;
-            }
-        } else {
-            struct fa_tree_node *w = xp->left;
-            if (is_red(w)) {
-                set_red(w, false);
-                set_red(xp, true);
-                rotate_right(t, xp);
-                w = xp->left;
-            }
-            if (!is_red(w->left) && !is_red(w->right)) {
-                set_red(w, true);
-                x = xp;
-                xp = parent_of(x);
-            } else {
-                if (!is_red(w->left)) {
-                    set_red(w->right, false);
-                    set_red(w, true);
-                    rotate_left(t, w);
-                    w = xp->left;
-                }
-                set_red(w, is_red(xp));
-                set_red(xp, false);
-                set_red(w->left, false);
-                rotate_right(t, xp);
-                x = t->root;
-                break;
-            }
+        int side = x != xp->child[FA_LEFT];        /* x's side under xp */
+        struct fa_tree_node *w = xp->child[!side]; /* not NULL: its side has the extra black */
+        if (is_red(w)) {
+            set_red(w, false);
+            set_red(xp, true);
+            rotate(t, xp, side);
+            w = xp->child[!side];
         }
+        if (!is_red(w->child[FA_LEFT]) && !is_red(w->child[FA_RIGHT])) {
+            set_red(w, true);
+            x = xp;
+            xp = parent_of(x);
+            continue;
+        }
+        if (!is_red(w->child[!side])) {
+            set_red(w->child[side], false);
+            set_red(w, true);
+            rotate(t, w, !side);
+            w = xp->child[!side];
+        }
+        set_red(w, is_red(xp));
+        set_red(xp, false);
+        set_red(w->child[!side], false);
+        rotate(t, xp, side);
+        x = t->root;
+        break;
     }
     if (x)
         set_red(x, false);
@@ -269,12 +228,12 @@ void _fa_tree_remove(struct fa_tree *t, uintptr_t block)
     struct fa_tree_node *z = node_of(block);
     /* y: the node that leaves its place, z itself or (two children) z's successor. */
     struct fa_tree_node *y = z;
-    if (z->left && z->right) {
-        y = z->right;
-        while (y->left)
-            y = y->left;
+    if (z->child[FA_LEFT] && z->child[FA_RIGHT]) {
+        y = z->child[FA_RIGHT];
+        while (y->child[FA_LEFT])
+            y = y->child[FA_LEFT];
     }
-    struct fa_tree_node *x = y->left ? y->left : y->right;
+    struct fa_tree_node *x = y->child[FA_LEFT] ? y->child[FA_LEFT] : y->child[FA_RIGHT];
     struct fa_tree_node *xp = parent_of(y);
     bool removed_red = is_red(y);
     if (x)
@@ -285,14 +244,7 @@ void _fa_tree_remove(struct fa_tree *t, uintptr_t block)
          * z's augmented value. */
         if (xp == z)
             xp = y;
-        y->left = z->left;
-        y->right = z->right;
-        y->parent_color = z->parent_color;
-        if (y->left)
-            set_parent(y->left, y);
-        if (y->right)
-            set_parent(y->right, y);
-        replace_child(t, parent_of(z), z, y);
+        take_place(t, z, y);
         if (t->order == FA_TREE_BY_ADDRESS)
             fa_block_set_augment(block_of(y), augment(z));
     }
@@ -314,14 +266,7 @@ void _fa_tree_remove(struct fa_tree *t, uintptr_t block)
 void _fa_tree_replace(struct fa_tree *t, uintptr_t old_block, uintptr_t new_block)
 {
     struct fa_tree_node *o = node_of(old_block), *n = node_of(new_block);
-    n->left = o->left;
-    n->right = o->right;
-    n->parent_color = o->parent_color;
-    if (n->left)
-        set_parent(n->left, n);
-    if (n->right)
-        set_parent(n->right, n);
-    replace_child(t, parent_of(o), o, n);
+    take_place(t, o, n);
     if (t->order == FA_TREE_BY_ADDRESS) {
         fa_block_set_augment(new_block, augment(o));
         recompute_up(t, n);
@@ -346,15 +291,15 @@ static struct fa_tree_node *first_fit(const struct fa_tree_node *n, uintptr_t fr
 {
     while (n && augment(n) >= size) {
         if (block_of(n) < from) {
-            n = n->right;
+            n = n->child[FA_RIGHT];
             continue;
         }
-        struct fa_tree_node *left = first_fit(n->left, from, size);
+        struct fa_tree_node *left = first_fit(n->child[FA_LEFT], from, size);
         if (left)
             return left;
         if (node_size(n) >= size)
             return (struct fa_tree_node *)n;
-        n = n->right;
+        n = n->child[FA_RIGHT];
     }
     return NULL;
 }
@@ -371,45 +316,46 @@ uintptr_t _fa_tree_lower_bound(const struct fa_tree *t, size_t size)
     while (n) {
         if (node_size(n) >= size) {
             best = n;
-            n = n->left;
+            n = n->child[FA_LEFT];
         } else {
-            n = n->right;
+            n = n->child[FA_RIGHT];
         }
     }
     return best ? block_of(best) : 0;
 }
 
-uintptr_t _fa_tree_first(const struct fa_tree *t)
+/* The block at the end of the order on `side`: the smallest (FA_LEFT) or the largest key. */
+static uintptr_t extreme(const struct fa_tree *t, int side)
 {
     struct fa_tree_node *n = t->root;
     if (!n)
         return 0;
-    while (n->left)
-        n = n->left;
+    while (n->child[side])
+        n = n->child[side];
     return block_of(n);
+}
+
+uintptr_t _fa_tree_first(const struct fa_tree *t)
+{
+    return extreme(t, FA_LEFT);
 }
 
 uintptr_t _fa_tree_last(const struct fa_tree *t)
 {
-    struct fa_tree_node *n = t->root;
-    if (!n)
-        return 0;
-    while (n->right)
-        n = n->right;
-    return block_of(n);
+    return extreme(t, FA_RIGHT);
 }
 
 uintptr_t _fa_tree_next(uintptr_t block)
 {
     struct fa_tree_node *n = node_of(block);
-    if (n->right) {
-        n = n->right;
-        while (n->left)
-            n = n->left;
+    if (n->child[FA_RIGHT]) {
+        n = n->child[FA_RIGHT];
+        while (n->child[FA_LEFT])
+            n = n->child[FA_LEFT];
         return block_of(n);
     }
     struct fa_tree_node *p = parent_of(n);
-    while (p && n == p->right) {
+    while (p && n == p->child[FA_RIGHT]) {
         n = p;
         p = parent_of(n);
     }
@@ -445,23 +391,18 @@ static int check_subtree(struct check *c, const struct fa_tree_node *n,
     uintptr_t block = block_of(n);
     if (!fa_block_is_free(block) || (fa_block_word1(block) & ~FA_WORD1_LOW_MASK) != FA_FREE_TAG)
         broken(c, "node is not a free block", n);
-    if (is_red(n) && (is_red(n->left) || is_red(n->right)))
+    if (is_red(n) && (is_red(n->child[FA_LEFT]) || is_red(n->child[FA_RIGHT])))
         broken(c, "red node with a red child", n);
-    if (n->left && !less(c->t, n->left, n))
+    if (n->child[FA_LEFT] && !less(c->t, n->child[FA_LEFT], n))
         broken(c, "left child not smaller", n);
-    if (n->right && !less(c->t, n, n->right))
+    if (n->child[FA_RIGHT] && !less(c->t, n, n->child[FA_RIGHT]))
         broken(c, "right child not larger", n);
-    int lh = check_subtree(c, n->left, n, depth + 1);
-    int rh = check_subtree(c, n->right, n, depth + 1);
+    int lh = check_subtree(c, n->child[FA_LEFT], n, depth + 1);
+    int rh = check_subtree(c, n->child[FA_RIGHT], n, depth + 1);
     if (lh != rh)
         broken(c, "black heights differ", n);
     if (c->t->order == FA_TREE_BY_ADDRESS) {
-        size_t m = node_size(n);
-        if (augment(n->left) > m)
-            m = augment(n->left);
-        if (augment(n->right) > m)
-            m = augment(n->right);
-        if (augment(n) != m)
+        if (augment(n) != largest_in_subtree(n))
             broken(c, "wrong largest-block value", n);
     }
     return lh + !is_red(n);

@@ -16,8 +16,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* child[FA_LEFT] holds the smaller keys. One array instead of two named fields lets each
+ * mirrored case of the rebalancing be written once, with the side as a variable. */
+enum { FA_LEFT = 0, FA_RIGHT = 1 };
+
 struct fa_tree_node {
-    struct fa_tree_node *left, *right;
+    struct fa_tree_node *child[2];
     uintptr_t parent_color; /* parent pointer, bit 0 set when the node is red */
 };
 
