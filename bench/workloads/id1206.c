@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,19 @@ struct slot {
     uint64_t tag;
 };
 
+/* Check the block's tag and free it; false (with a message) when it was overwritten. */
+static bool release(struct slot *s)
+{
+    if (!tag_ok(s->p, s->size, s->tag)) {
+        fprintf(stderr, "id1206: CORRUPTION: block of %zu B at %p was overwritten\n", s->size,
+                s->p);
+        return false;
+    }
+    free(s->p);
+    s->p = NULL;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const keys[] = {"--buffer", "--loops", "--seed", NULL};
@@ -70,13 +84,8 @@ int main(int argc, char **argv)
         long idx = rand() % bufsize;
         struct slot *s = &buffer[idx];
         if (s->p) {
-            if (!tag_ok(s->p, s->size, s->tag)) {
-                fprintf(stderr, "id1206: CORRUPTION: block of %zu B at %p was overwritten\n",
-                        s->size, s->p);
+            if (!release(s))
                 return 1;
-            }
-            free(s->p);
-            s->p = NULL;
             frees++;
         } else {
             int n = request();
@@ -108,17 +117,9 @@ int main(int argc, char **argv)
         lab_hist_print();
     }
 
-    for (long i = 0; i < bufsize; i++) {
-        struct slot *s = &buffer[i];
-        if (s->p) {
-            if (!tag_ok(s->p, s->size, s->tag)) {
-                fprintf(stderr, "id1206: CORRUPTION: block of %zu B at %p was overwritten\n",
-                        s->size, s->p);
-                return 1;
-            }
-            free(s->p);
-        }
-    }
+    for (long i = 0; i < bufsize; i++)
+        if (buffer[i].p && !release(&buffer[i]))
+            return 1;
     if (failed_at)
         printf("ok id1206 -\n");
     else

@@ -5,18 +5,8 @@
 # goes on; one that times out is not run again; short cases are marked; unknown workload or
 # allocator names are errors that list the valid names. Then the summary's second mean, on a
 # made-up set of results: a known pathology of one peer is left out of it, and nothing else.
-set -euo pipefail
-
-src=${FITALLOC_SOURCE_DIR:?FITALLOC_SOURCE_DIR is not set}
-lib=${FITALLOC_LIB:?FITALLOC_LIB is not set}
-export CC=${CC:-cc}
-work=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-bench-harness.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
+test_name=test_harness
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 allocs=fitalloc,glibc
 [[ -e /usr/lib/x86_64-linux-gnu/libmimalloc.so.2 ]] && allocs+=,mimalloc
@@ -240,12 +230,5 @@ if ((plots_checked)); then
     [[ -s "$work/alone/report.md" ]] || fail "-a glibc alone: no report.md"
 fi
 
-if ((failures)); then
-    echo "test_harness: $failures check(s) failed" >&2
-    exit 1
-fi
-if ((!plots_checked)); then
-    echo "test_harness: all other checks passed; skipped: no matplotlib to check the plots"
-    exit 77
-fi
-echo "test_harness: all checks passed"
+((plots_checked)) || finish_checks "no matplotlib to check the plots"
+finish_checks

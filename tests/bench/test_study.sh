@@ -6,22 +6,12 @@
 # against the rows) and the side-by-side map, which exists and is a PNG. Then programs that are
 # not installed (a PATH without sqlite3 and gcc): a note each, the bench still exits 0; and a
 # bad program name is a usage error.
-set -euo pipefail
-
-src=${FITALLOC_SOURCE_DIR:?FITALLOC_SOURCE_DIR is not set}
-lib=${FITALLOC_LIB:?FITALLOC_LIB is not set}
+test_name=test_study
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build=${FITALLOC_BUILD_DIR:?FITALLOC_BUILD_DIR is not set}
-export CC=${CC:-cc}
 replay=$build/fitalloc-replay
 [[ -x "$replay" ]] || { echo "skip: $replay is not built"; exit 77; }
 [[ -x /usr/bin/python3 ]] || { echo "skip: no /usr/bin/python3 to trace"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-bench-study.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # --replay: the fitalloc-replay of this build, so that the test never builds anything.
 bench=(bash "$src/tools/bench.sh" --lib "$lib" --bin-dir "$work/bin" --no-install
@@ -122,12 +112,5 @@ if ((rc != 2)) || ! grep -q "valid: python3, sqlite3, gcc" "$work/bad.err"; then
     fail "--study-programs no-such-program: exit $rc (expected 2): $(tail -n 2 "$work/bad.err")"
 fi
 
-if ((failures)); then
-    echo "test_study: $failures check(s) failed" >&2
-    exit 1
-fi
-if ((!maps_checked)); then
-    echo "test_study: all other checks passed; skipped: no matplotlib to draw the maps"
-    exit 77
-fi
-echo "test_study: all checks passed"
+((maps_checked)) || finish_checks "no matplotlib to draw the maps"
+finish_checks

@@ -6,21 +6,11 @@
 # make them report corruption, a calloc that does not zero must be caught, bad options must be
 # refused, a rand() that is not glibc's must make the study workloads refuse to run. Under the policy lab (when libfitalloc.so has
 # it) the studies' counters are compared with workloads.md.
-set -euo pipefail
-
-src=${FITALLOC_SOURCE_DIR:?FITALLOC_SOURCE_DIR is not set}
-lib=${FITALLOC_LIB:?FITALLOC_LIB is not set}
-cc=${CC:-cc}
+test_name=test_workloads
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cc=$CC
 size=${FITALLOC_TEST_SIZE:-smoke}
-work=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-bench-workloads.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 bin=$work/bin
-failures=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 py() { python3 - "$@"; }
 
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
@@ -245,8 +235,4 @@ PY
     done
 fi
 
-if ((failures)); then
-    echo "test_workloads: $failures check(s) failed" >&2
-    exit 1
-fi
-echo "test_workloads: all checks passed"
+finish_checks

@@ -32,6 +32,18 @@ static void release(fa_classic_heap *h, void *p)
 
 #define EXPECT(h, field, value) CHECK_EQ((h)->count.field, (value))
 
+/* The six event counters, in the order the classic studies print them. */
+static void expect_events(const fa_classic_heap *h, uint64_t mallocs, uint64_t frees,
+                          uint64_t reuses, uint64_t grows, uint64_t splits, uint64_t coalesces)
+{
+    EXPECT(h, mallocs, mallocs);
+    EXPECT(h, frees, frees);
+    EXPECT(h, reuses, reuses);
+    EXPECT(h, grows, grows);
+    EXPECT(h, splits, splits);
+    EXPECT(h, coalesces, coalesces);
+}
+
 /* test3: 1200 + 1200 (blocks of 1216), both freed and merged, 2048 (block 2064) split off. */
 static void test_test3(enum fa_policy policy, enum fa_lab_index index)
 {
@@ -40,12 +52,7 @@ static void test_test3(enum fa_policy policy, enum fa_lab_index index)
     release(h, a);
     release(h, b);
     alloc(h, 2048);
-    EXPECT(h, mallocs, 3);
-    EXPECT(h, frees, 2);
-    EXPECT(h, reuses, 1);
-    EXPECT(h, grows, 2);
-    EXPECT(h, splits, 1);
-    EXPECT(h, coalesces, 1);
+    expect_events(h, 3, 2, 1, 2, 1, 1);
     EXPECT(h, blocks, 2);
     EXPECT(h, requested, 1200 + 1200 + 2048);
     EXPECT(h, payload_grown, 2 * 1200);
@@ -62,12 +69,7 @@ static void test_test4(enum fa_policy policy, enum fa_lab_index index)
     fa_classic_heap *h = make_heap(policy, index, true);
     release(h, alloc(h, 2048));
     alloc(h, 1024);
-    EXPECT(h, mallocs, 2);
-    EXPECT(h, frees, 1);
-    EXPECT(h, reuses, 1);
-    EXPECT(h, grows, 1);
-    EXPECT(h, splits, 1);
-    EXPECT(h, coalesces, 0);
+    expect_events(h, 2, 1, 1, 1, 1, 0);
     EXPECT(h, blocks, 2);
     EXPECT(h, requested, 3072);
     EXPECT(h, payload_grown, 2048);
@@ -92,12 +94,7 @@ static void test_ffnf(enum fa_policy policy, enum fa_lab_index index)
     release(h, p[8]);
     alloc(h, 6000);
     alloc(h, 1000);
-    EXPECT(h, mallocs, 11);
-    EXPECT(h, frees, 3);
-    EXPECT(h, grows, 9);
-    EXPECT(h, reuses, 2);
-    EXPECT(h, splits, 0);
-    EXPECT(h, coalesces, 0);
+    expect_events(h, 11, 3, 2, 9, 0, 0);
     EXPECT(h, blocks, 9);
     EXPECT(h, free_blocks, 1);
     EXPECT(h, requested, requested + 7000);

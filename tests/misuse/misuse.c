@@ -174,7 +174,7 @@ static int map_holes(char *from, size_t len)
     return 1;
 }
 
-enum how { BY_LOOP, BY_MEMCPY, BY_LOOP_REALLOC };
+enum how { BY_LOOP, BY_MEMCPY, BY_LOOP_REALLOC, BEFORE_BLOCK };
 
 /* Write `len` bytes past the requested size, then free (or realloc to 2n). */
 static int overflow(size_t n, size_t len, enum how how)
@@ -233,77 +233,36 @@ static int reuse_after_free(size_t n)
     return q == p ? MU_REUSED : MU_OK;
 }
 
-static int overflow_1_loop(size_t n)
-{
-    return overflow(n, 1, BY_LOOP);
-}
-static int overflow_1_memcpy(size_t n)
-{
-    return overflow(n, 1, BY_MEMCPY);
-}
-static int overflow_1_realloc(size_t n)
-{
-    return overflow(n, 1, BY_LOOP_REALLOC);
-}
-static int overflow_32_loop(size_t n)
-{
-    return overflow(n, 32, BY_LOOP);
-}
-static int overflow_32_memcpy(size_t n)
-{
-    return overflow(n, 32, BY_MEMCPY);
-}
-static int overflow_32_realloc(size_t n)
-{
-    return overflow(n, 32, BY_LOOP_REALLOC);
-}
-static int overflow_1m_loop(size_t n)
-{
-    return overflow(n, 1u << 20, BY_LOOP);
-}
-static int overflow_1m_memcpy(size_t n)
-{
-    return overflow(n, 1u << 20, BY_MEMCPY);
-}
-static int overflow_1m_realloc(size_t n)
-{
-    return overflow(n, 1u << 20, BY_LOOP_REALLOC);
-}
-static int underflow_1(size_t n)
-{
-    return underflow(n, 1);
-}
-static int underflow_32(size_t n)
-{
-    return underflow(n, 32);
-}
-
+/* A case runs `run`, or (run NULL) writes `len` bytes past the block (overflow) or before it
+ * (underflow) in the manner `how`. */
 static const struct {
     const char *name;
     int (*run)(size_t n);
     size_t min_block; /* the block is at least this large (setup blocks too) */
+    size_t len;
+    enum how how;
 } cases[] = {
-    {"double-free", double_free, 0},
-    {"double-free-between", double_free_between, 0},
-    {"double-free-realloc", double_free_realloc, 0},
-    {"double-free-sized", double_free_sized, 0},
-    {"invalid-interior", invalid_interior, 64},
-    {"invalid-stack", invalid_stack, 0},
-    {"invalid-global", invalid_global, 0},
-    {"overflow-1-loop", overflow_1_loop, 0},
-    {"overflow-1-memcpy", overflow_1_memcpy, 0},
-    {"overflow-1-realloc", overflow_1_realloc, 0},
-    {"overflow-32-loop", overflow_32_loop, 0},
-    {"overflow-32-memcpy", overflow_32_memcpy, 0},
-    {"overflow-32-realloc", overflow_32_realloc, 0},
-    {"overflow-1M-loop", overflow_1m_loop, 0},
-    {"overflow-1M-memcpy", overflow_1m_memcpy, 0},
-    {"overflow-1M-realloc", overflow_1m_realloc, 0},
-    {"underflow-1", underflow_1, 0},
-    {"underflow-32", underflow_32, 0},
-    {"write-after-free", write_after_free, 0},
-    {"reuse-after-free", reuse_after_free, 0},
-    {"mismatch-free-sized", mismatch_free_sized, 0},
+    {"double-free", double_free, 0, 0, 0},
+    {"double-free-between", double_free_between, 0, 0, 0},
+    {"double-free-realloc", double_free_realloc, 0, 0, 0},
+    {"double-free-sized", double_free_sized, 0, 0, 0},
+    {"invalid-interior", invalid_interior, 64, 0, 0},
+    {"invalid-stack", invalid_stack, 0, 0, 0},
+    {"invalid-global", invalid_global, 0, 0, 0},
+    {"overflow-1-loop", NULL, 0, 1, BY_LOOP},
+    {"overflow-1-memcpy", NULL, 0, 1, BY_MEMCPY},
+    {"overflow-1-realloc", NULL, 0, 1, BY_LOOP_REALLOC},
+    {"overflow-32-loop", NULL, 0, 32, BY_LOOP},
+    {"overflow-32-memcpy", NULL, 0, 32, BY_MEMCPY},
+    {"overflow-32-realloc", NULL, 0, 32, BY_LOOP_REALLOC},
+    {"overflow-1M-loop", NULL, 0, 1u << 20, BY_LOOP},
+    {"overflow-1M-memcpy", NULL, 0, 1u << 20, BY_MEMCPY},
+    {"overflow-1M-realloc", NULL, 0, 1u << 20, BY_LOOP_REALLOC},
+    {"underflow-1", NULL, 0, 1, BEFORE_BLOCK},
+    {"underflow-32", NULL, 0, 32, BEFORE_BLOCK},
+    {"write-after-free", write_after_free, 0, 0, 0},
+    {"reuse-after-free", reuse_after_free, 0, 0, 0},
+    {"mismatch-free-sized", mismatch_free_sized, 0, 0, 0},
 };
 
 int main(int argc, char **argv)
@@ -328,7 +287,9 @@ int main(int argc, char **argv)
         if (n == 0)
             n = 64; /* the size-independent cases */
         mu_setup(n);
-        int rc = cases[i].run(n);
+        int rc = cases[i].run                   ? cases[i].run(n)
+                 : cases[i].how == BEFORE_BLOCK ? underflow(n, cases[i].len)
+                                                : overflow(n, cases[i].len, cases[i].how);
         if (rc == MU_NA)
             return rc;
         return mu_after(n, rc);

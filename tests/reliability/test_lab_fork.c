@@ -7,42 +7,16 @@
  * sizes (small to 1 MiB, aligned ones, calloc zeroed), passes fa_lab_check() and exits 0; a
  * deadlock in the lab's locks kills it with SIGALRM. The parent checks every child's status. */
 #define _GNU_SOURCE
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "blk.h"
 #include "check.h"
-#include "rerun.h"
 #include "fitalloc-lab.h"
 #include "fitalloc.h"
-
-#define NWORKERS 3
-#define WSLOTS 64
-#define XSLOTS 32
-#define MINE 64
-
-#if FA_TEST_TSAN
-/* The child of a multi-threaded fork allocates; it starts no thread. No 1 s sleep at the exit of
- * each of the test's processes (all threads are joined by then). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "die_after_fork=0:atexit_sleep_ms=0";
-}
-#endif
-
-static atomic_int stop;
-static atomic_ulong worker_ops;
-static pthread_mutex_t xlock = PTHREAD_MUTEX_INITIALIZER;
-static blk xslots[XSLOTS]; /* blocks passed between the workers, guarded by xlock */
-static blk mine[MINE];     /* the main thread's */
+#include "fork_stress.h"
+#include "rerun.h"
 
 static void blk_new(blk *b, fa_rng *r, size_t max)
 {
@@ -68,41 +42,22 @@ static void blk_grow(blk *b, fa_rng *r)
     fa_pattern_fill(q, n, b->id);
 }
 
-static void *worker(void *arg)
+static void worker_round(blk *slots, int nslots, fa_rng *r)
 {
-    fa_rng r;
-    fa_rng_seed(&r, (uint64_t)(intptr_t)arg);
-    blk slots[WSLOTS];
-    memset(slots, 0, sizeof slots);
-    while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-        for (int k = 0; k < 32; k++) {
-            blk *b = &slots[fa_rng_below(&r, WSLOTS)];
-            if (b->p && fa_rng_below(&r, 4) == 0)
-                blk_grow(b, &r);
-            else {
-                if (b->p)
-                    blk_del(b);
-                blk_new(b, &r, fa_rng_below(&r, 64) ? 8192 : 1 << 20);
-            }
+    for (int k = 0; k < 32; k++) {
+        blk *b = &slots[fa_rng_below(r, (uint64_t)nslots)];
+        if (b->p && fa_rng_below(r, 4) == 0)
+            blk_grow(b, r);
+        else {
+            if (b->p)
+                blk_del(b);
+            blk_new(b, r, fa_rng_below(r, 64) ? 8192 : 1 << 20);
         }
-        blk *b = &slots[fa_rng_below(&r, WSLOTS)];
-        blk *x = &xslots[fa_rng_below(&r, XSLOTS)];
-        blk give = *b;
-        pthread_mutex_lock(&xlock);
-        *b = *x;
-        *x = give;
-        pthread_mutex_unlock(&xlock);
-        atomic_fetch_add(&worker_ops, 1);
     }
-    for (int i = 0; i < WSLOTS; i++)
-        if (slots[i].p)
-            blk_del(&slots[i]);
-    return NULL;
 }
 
 static void child_main(int iteration)
 {
-    alarm(30); /* a deadlock: SIGALRM */
     fa_rng r;
     fa_rng_seed(&r, 1000 + (uint64_t)iteration);
     for (int i = 0; i < MINE; i++) {
@@ -146,7 +101,6 @@ static void child_main(int iteration)
     for (int i = 0; i < MINE; i++)
         blk_del(&mine[i]);
     CHECK_EQ(fa_lab_check(), 0);
-    _exit(0);
 }
 
 static int run(const char *lock)
@@ -162,40 +116,17 @@ static int run(const char *lock)
     fa_rng_seed(&r, 1);
     for (int i = 0; i < MINE; i++)
         blk_new(&mine[i], &r, 200000);
-    pthread_t th[NWORKERS];
-    for (int t = 0; t < NWORKERS; t++)
-        CHECK_EQ(pthread_create(&th[t], NULL, worker, (void *)(intptr_t)(t + 1)), 0);
-
+    fork_stress_start(worker_round);
     for (int f = 0; f < forks; f++) {
-        unsigned long target = atomic_load(&worker_ops) + 4;
-        while (atomic_load(&worker_ops) < target)
-            sched_yield();
+        fork_stress_wait(4);
         for (int k = 0; k < 16; k++) { /* main allocates right up to the fork */
             int i = (int)fa_rng_below(&r, MINE);
             blk_del(&mine[i]);
             blk_new(&mine[i], &r, 200000);
         }
-        pthread_mutex_lock(&xlock);
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        pthread_mutex_unlock(&xlock);
-        if (pid == 0)
-            child_main(f);
-        int status = 0;
-        CHECK_EQ(waitpid(pid, &status, 0), pid);
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "lock %s, fork %d: child %s %d%s",
-                  lock, f, WIFEXITED(status) ? "exited with" : "killed by signal",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                  WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? " (SIGALRM: deadlock)" : "");
+        fork_stress_fork(child_main, f, lock);
     }
-    atomic_store(&stop, 1);
-    for (int t = 0; t < NWORKERS; t++)
-        CHECK_EQ(pthread_join(th[t], NULL), 0);
-    for (int i = 0; i < XSLOTS; i++)
-        if (xslots[i].p)
-            blk_del(&xslots[i]);
-    for (int i = 0; i < MINE; i++)
-        blk_del(&mine[i]);
+    fork_stress_finish();
     CHECK_EQ(fa_lab_check(), 0);
     printf("lab, lock %s: %d forks ok\n", lock, forks);
     return 0;

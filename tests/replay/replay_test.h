@@ -67,6 +67,16 @@ static inline void tb_free(struct trace_builder *tb, uint64_t in)
     tb_add(tb, FA_TRACE_FREE, 0, in, 0);
 }
 
+/* A copy of tb's records, with room for `extra` more. */
+static inline struct trace_builder tb_copy(const struct trace_builder *tb, size_t extra)
+{
+    struct trace_builder c = {malloc((tb->count + extra) * sizeof *tb->records), tb->count,
+                              tb->count + extra};
+    CHECK(c.records != NULL);
+    memcpy(c.records, tb->records, tb->count * sizeof *tb->records);
+    return c;
+}
+
 static inline void tb_release(struct trace_builder *tb)
 {
     free(tb->records);

@@ -25,6 +25,19 @@ static struct trace_builder good_records(void)
     return tb;
 }
 
+/* Thread 0 mallocs 64 bytes at 0x1000 and 0x2000; thread 1 makes the call (op, size, in,
+ * out); thread 0 frees last_free. */
+static struct trace_builder one_on_thread1(unsigned op, uint64_t size, uint64_t in, uint64_t out,
+                                           uint64_t last_free)
+{
+    struct trace_builder tb = {0};
+    tb_malloc(&tb, 64, 0x1000);
+    tb_malloc(&tb, 64, 0x2000);
+    tb_add(&tb, op, size, in, out)->thread = 1;
+    tb_free(&tb, last_free);
+    return tb;
+}
+
 /* Replay `path` and expect exit 3 with "<path>: byte <offset>: <what>" on stderr. */
 static void expect_refused(const char *path, unsigned long long offset, const char *what)
 {
@@ -132,10 +145,7 @@ static void test_bad_order(const struct trace_builder *tb)
     struct fa_trace_header h = trace_header();
     struct trace_layout l;
     /* Record 9 (thread 1) takes the time of record 7: the later record in the file is named. */
-    struct trace_builder bad = *tb;
-    bad.records = malloc(tb->count * sizeof *bad.records);
-    CHECK(bad.records != NULL);
-    memcpy(bad.records, tb->records, tb->count * sizeof *bad.records);
+    struct trace_builder bad = tb_copy(tb, 0);
     bad.records[9].time_ns = bad.records[7].time_ns;
     write_with_header("bad-time.fat", &h, &bad, &l);
     expect_refused("bad-time.fat", l.record_at[9],
@@ -150,12 +160,7 @@ static void test_bad_order(const struct trace_builder *tb)
     run_result_release(&r);
 
     /* ...and a thread's block that goes back in its numbering. */
-    struct trace_builder again = {0};
-    tb_malloc(&again, 64, 0x1000);
-    tb_malloc(&again, 64, 0x2000);
-    struct fa_trace_record *other = tb_add(&again, FA_TRACE_MALLOC, 64, 0, 0x3000);
-    other->thread = 1;
-    tb_free(&again, 0x1000);
+    struct trace_builder again = one_on_thread1(FA_TRACE_MALLOC, 64, 0, 0x3000, 0x1000);
     write_with_header("bad-again.fat", &h, &again, &l);
     CHECK_EQ(l.blocks, 3);
     patch_block_u32("bad-again.fat", l.block_at[2], offsetof(struct fa_trace_block, index), 1);
@@ -172,11 +177,7 @@ static void test_readable(const struct trace_builder *tb)
 {
     /* Cut inside the last record: block 1's complete records are read, with a warning. */
     struct fa_trace_header h = trace_header();
-    struct trace_builder more = *tb;
-    more.records = malloc((tb->count + 1) * sizeof *more.records);
-    CHECK(more.records != NULL);
-    memcpy(more.records, tb->records, tb->count * sizeof *more.records);
-    more.capacity = more.count + 1;
+    struct trace_builder more = tb_copy(tb, 1);
     tb_malloc(&more, 4096, 0x9000);
     more.records[RECORDS].thread = 1;
     struct trace_layout l;
@@ -209,12 +210,7 @@ static void test_readable(const struct trace_builder *tb)
 
     /* A gap in thread 0's numbering (a lost buffer) and records in another file order: fine,
      * with a note. */
-    struct trace_builder gap = {0};
-    tb_malloc(&gap, 64, 0x1000);
-    tb_malloc(&gap, 64, 0x2000);
-    struct fa_trace_record *free_there = tb_add(&gap, FA_TRACE_FREE, 0, 0x1000, 0);
-    free_there->thread = 1;
-    tb_free(&gap, 0x2000);
+    struct trace_builder gap = one_on_thread1(FA_TRACE_FREE, 0, 0x1000, 0, 0x2000);
     size_t order[] = {3, 2, 0, 1};
     write_trace_as("gap.fat", &h, gap.records, gap.count, order, &l);
     CHECK_EQ(l.blocks, 3);
