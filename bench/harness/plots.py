@@ -36,6 +36,13 @@ def _plt():
     return plt
 
 
+def _save(fig, path: str, **layout) -> None:
+    """Lay out, write the PNG and free the figure (pyplot keeps every open one)."""
+    fig.tight_layout(**layout)
+    fig.savefig(path, dpi=100)
+    _plt().close(fig)
+
+
 def time_rss(cells: dict, case_ids: list[str], allocs: list[str], ref: str,
              path: str) -> str | None:
     """case_ids: the cases of the means (no sweep points)."""
@@ -75,9 +82,7 @@ def time_rss(cells: dict, case_ids: list[str], allocs: list[str], ref: str,
     axes[0].invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(allocs), fontsize="small")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path, rect=(0, 0.06, 1, 1))
     return (f"Wall time and peak RSS per case, as the ratio of medians to {ref} (log scale; "
             "a bar to the left of 1 is better than the reference). A missing bar: no passing run.")
 
@@ -115,9 +120,7 @@ def scaling(cells: dict, sweep: list[tuple[str, int]], allocs: list[str], ops_ke
     ax.set_title(f"{sweep[0][0].split(':')[0]}: thread scaling (median, min–max)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return ("Thread scaling of CS33 test 1: the same number of malloc/free pairs split over "
             "1..32 threads, on this machine's cores.")
 
@@ -147,9 +150,7 @@ def id1206_hist(cells: dict, case: str, labs: list[str], path: str) -> str | Non
         ax.set_xlabel("free block size (bytes, 8-byte bins)")
         ax.set_ylabel("free blocks")
         ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return ("ID1206: free-block histogram on the 64 KiB arena, without and with merging "
             "(the study's Figure: small blocks dominate without merging).")
 
@@ -189,9 +190,7 @@ def ece650_frag(cells: dict, study: dict, path: str) -> str | None:
     ax.set_title("ECE650 HW1: fragmentation per policy (old metric)")
     ax.legend(fontsize="small", ncol=2)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return ("ECE650 HW1: fragmentation (old metric) per policy: ours (lab), the report's, and "
             "the reference model's.")
 

@@ -28,12 +28,6 @@
 #define MIN_LOG 3  /* 8 B */
 #define MAX_LOG 18 /* 256 KiB */
 
-static uint64_t rng_state = 0x13198a2e03707344ULL;
-static uint64_t rng(void)
-{
-    return mix64(rng_state++);
-}
-
 /* Log-uniform in [8, 256 KiB]: a random octave [2^k, 2^(k+1)), then uniform inside it. */
 static size_t rand_size(uint64_t r)
 {
@@ -74,6 +68,7 @@ int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
     int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
+    rng_seed(0x13198a2e03707344ULL);
     const uint64_t steps = real ? 10000000ULL : 1000000ULL;
     static struct slot s[SLOTS];
     uint64_t sum = 0;

@@ -22,12 +22,6 @@
 #define USAGE "churn --size smoke|real|full"
 #define SLOTS 10000
 
-static uint64_t rng_state = 0x243f6a8885a308d3ULL;
-static uint64_t rng(void)
-{
-    return mix64(rng_state++);
-}
-
 /* 16..1024, band [16,32] with p=1/2, (32,64] 1/4, ... (512,1024] 1/32 (+rest). */
 static size_t rand_size(void)
 {
@@ -42,6 +36,7 @@ int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
     int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
+    rng_seed(0x243f6a8885a308d3ULL);
     const uint64_t steps = real ? 60000000ULL : 6000000ULL;
     static struct slot s[SLOTS];
     uint64_t sum = 0, next_tag = 1;

@@ -21,12 +21,6 @@
 #define LIVE 8
 #define MIB ((size_t)1 << 20)
 
-static uint64_t rng_state = 0x13198a2e03707344ULL;
-static uint64_t rng(void)
-{
-    return mix64(rng_state++);
-}
-
 /* Byte i of buffer `id`. Varies along the buffer, so a copy to the wrong
  * offset or a lost page is caught. */
 static inline unsigned char pat(uint32_t id, size_t i)
@@ -77,6 +71,7 @@ int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
     int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
+    rng_seed(0x13198a2e03707344ULL);
     uint32_t total = real ? 400 : 40; /* buffers grown to their target */
     struct buf b[LIVE];
     uint32_t started = 0, done = 0;

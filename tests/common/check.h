@@ -107,6 +107,14 @@ static inline unsigned fa_test_scale(void)
     return 1;
 }
 
+/* How many operations a test runs: `base` at the smoke size, times the scale, and fewer under
+ * the sanitizers, whose runtimes make each operation many times slower (TSan most). */
+static inline unsigned long fa_test_ops(unsigned long base)
+{
+    unsigned long n = base * fa_test_scale();
+    return FA_TEST_TSAN ? n / 4 : FA_TEST_ASAN ? n / 2 : n;
+}
+
 /* splitmix64: deterministic, good enough to drive tests; also used as a hash. */
 static inline uint64_t fa_mix64(uint64_t x)
 {

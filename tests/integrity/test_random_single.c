@@ -139,12 +139,7 @@ static void check_all(void)
 
 int main(void)
 {
-    unsigned scale = fa_test_scale();
-    unsigned long ops = 40000ul * scale;
-    if (FA_TEST_TSAN)
-        ops /= 4;
-    else if (FA_TEST_ASAN)
-        ops /= 2;
+    unsigned long ops = fa_test_ops(40000);
     struct fa_stats s0, s1;
     s0.size = s1.size = sizeof s0;
     CHECK_EQ(fa_stats_get(&s0), 0);

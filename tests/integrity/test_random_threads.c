@@ -193,13 +193,8 @@ static void *orphan_reaper(void *arg)
 
 int main(void)
 {
-    unsigned scale = fa_test_scale();
-    unsigned long ops = 12000ul * scale;
-    if (FA_TEST_TSAN)
-        ops /= 4;
-    else if (FA_TEST_ASAN)
-        ops /= 2;
-    unsigned rounds = 2 * scale;
+    unsigned long ops = fa_test_ops(12000);
+    unsigned rounds = 2 * fa_test_scale();
 
     struct fa_stats s0, s1;
     s0.size = s1.size = sizeof s0;

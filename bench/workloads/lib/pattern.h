@@ -18,6 +18,20 @@ static inline uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* The single-thread workloads' random numbers: a counter run through mix64, started by
+ * rng_seed, so that a run makes the same calls every time. */
+static uint64_t rng_state;
+
+static inline void rng_seed(uint64_t seed)
+{
+    rng_state = seed;
+}
+
+static inline uint64_t rng(void)
+{
+    return mix64(rng_state++);
+}
+
 /* The first min(n, 8) bytes hold the tag; blocks of 16 bytes or more also end with ~tag. */
 static inline void tag_write(void *p, size_t n, uint64_t tag)
 {

@@ -83,26 +83,37 @@ __attribute__((noreturn)) static void broken(const void *heap, const char *list,
     _fa_fatal("fitalloc: lab heap %p: %s: %s at block %p\n", heap, list, what, (void *)block);
 }
 
-void _fa_addr_list_check(const struct fa_addr_list *l, const void *heap, uintptr_t rover_addr)
+/* What every list keeps: as many nodes as counted, back links that mirror the forward ones, and
+ * only free blocks. The callers then check their own order. */
+static void check_links(const struct fa_list_node *head, size_t count, const void *heap,
+                        const char *name)
 {
-    const char *name = "address-ordered free list";
     size_t seen = 0;
-    struct fa_list_node *prev = NULL, *rover = NULL;
-    for (struct fa_list_node *n = l->head; n; prev = n, n = n->next) {
+    const struct fa_list_node *prev = NULL;
+    for (const struct fa_list_node *n = head; n; prev = n, n = n->next) {
         uintptr_t block = fa_list_block(n);
-        if (++seen > l->count)
+        if (++seen > count)
             broken(heap, name, "more nodes than counted (a cycle?)", block);
         if (n->prev != prev)
             broken(heap, name, "wrong back link", block);
-        if (prev && !(prev < n))
-            broken(heap, name, "addresses not increasing", block);
         if (!fa_block_is_free(block))
             broken(heap, name, "node is not a free block", block);
-        if (!rover && block >= rover_addr)
+    }
+    if (seen != count)
+        broken(heap, name, "fewer nodes than counted", 0);
+}
+
+void _fa_addr_list_check(const struct fa_addr_list *l, const void *heap, uintptr_t rover_addr)
+{
+    const char *name = "address-ordered free list";
+    check_links(l->head, l->count, heap, name);
+    struct fa_list_node *rover = NULL;
+    for (struct fa_list_node *n = l->head; n; n = n->next) {
+        if (n->next && !(n < n->next))
+            broken(heap, name, "addresses not increasing", fa_list_block(n->next));
+        if (!rover && fa_list_block(n) >= rover_addr)
             rover = n;
     }
-    if (seen != l->count)
-        broken(heap, name, "fewer nodes than counted", 0);
     if (l->rover != rover)
         broken(heap, name, "next-fit rover is not the first block after the rover address",
                fa_list_block(l->rover));
@@ -129,19 +140,8 @@ void _fa_lifo_remove(struct fa_lifo_list *l, uintptr_t block)
 void _fa_lifo_check(const struct fa_lifo_list *l, const void *heap, size_t size)
 {
     const char *name = "exact-size free list";
-    size_t seen = 0;
-    struct fa_list_node *prev = NULL;
-    for (struct fa_list_node *n = l->head; n; prev = n, n = n->next) {
-        uintptr_t block = fa_list_block(n);
-        if (++seen > l->count)
-            broken(heap, name, "more nodes than counted (a cycle?)", block);
-        if (n->prev != prev)
-            broken(heap, name, "wrong back link", block);
-        if (!fa_block_is_free(block))
-            broken(heap, name, "node is not a free block", block);
-        if (fa_block_size(block) != size)
-            broken(heap, name, "block of another size", block);
-    }
-    if (seen != l->count)
-        broken(heap, name, "fewer nodes than counted", 0);
+    check_links(l->head, l->count, heap, name);
+    for (struct fa_list_node *n = l->head; n; n = n->next)
+        if (fa_block_size(fa_list_block(n)) != size)
+            broken(heap, name, "block of another size", fa_list_block(n));
 }
