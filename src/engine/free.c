@@ -38,10 +38,10 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
     else
         fa_atomic_add_relaxed(&_fa_counters.remote_frees[page->bin], 1);
     block->mark = fa_page_mark(page);
-    fa_block_t *head = fa_atomic_load_relaxed(&page->xfree);
+    uintptr_t head = fa_atomic_load_relaxed(&page->xfree);
     do
-        block->link = fa_link_encode(head);
-    while (!fa_atomic_cas_weak_seq_cst(&page->xfree, &head, block));
+        block->link = fa_link_encode(fa_xfree_head(head));
+    while (!fa_atomic_cas_weak_seq_cst(&page->xfree, &head, fa_xfree_push(head, block)));
     /* Sequentially consistent with the owner's move_to_full (heap.c): either it sees our
      * block, or we see the full mark and tell it. */
     if (fa_atomic_load_seq_cst(&page->owner) & FA_OWNER_FULL)

@@ -69,6 +69,30 @@ static inline bool fa_own_page_has_block(const fa_page_t *page, uintptr_t p)
     return (p - page->start) * page->magic < page->limit;
 }
 
+/* The remote-free stack's word (fa_page_t.xfree): user addresses fit below bit 48 on every
+ * supported machine (arch.h), and a page never holds 2^16 blocks, so the count fits above. */
+#define FA_XFREE_COUNT_SHIFT 48
+#define FA_XFREE_ONE ((uintptr_t)1 << FA_XFREE_COUNT_SHIFT)
+_Static_assert(FA_ADDRESS_BITS <= FA_XFREE_COUNT_SHIFT, "addresses fit below the count");
+_Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN < ((size_t)1 << 16),
+               "a page's blocks fit in the count (the most: a small page of 16-byte blocks)");
+
+static inline fa_block_t *fa_xfree_head(uintptr_t word)
+{
+    return (fa_block_t *)(word & (FA_XFREE_ONE - 1));
+}
+
+static inline uint32_t fa_xfree_count(uintptr_t word)
+{
+    return (uint32_t)(word >> FA_XFREE_COUNT_SHIFT);
+}
+
+/* The word after pushing block onto the stack `word` describes. */
+static inline uintptr_t fa_xfree_push(uintptr_t word, const fa_block_t *block)
+{
+    return (uintptr_t)block | ((word & ~(FA_XFREE_ONE - 1)) + FA_XFREE_ONE);
+}
+
 /* Take the head block of a page whose free list is not empty (the slow paths' pop). */
 static inline fa_block_t *fa_page_pop(fa_page_t *page)
 {

@@ -204,7 +204,9 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
     fa_page_t *page;
     for (;;) {
         while ((page = q->head)) {
-            _fa_page_collect(page);
+            /* Remote frees wait until the local list is used up: then they need no walk. */
+            if (!page->free)
+                _fa_page_collect(page);
             if (page->free || _fa_page_extend(page))
                 return page;
             move_to_full(heap, page);

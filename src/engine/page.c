@@ -38,7 +38,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->pinned = 0;
     page->xcollected = 0;
     page->next = page->prev = NULL;
-    fa_atomic_store_relaxed(&page->xfree, NULL);
+    fa_atomic_store_relaxed(&page->xfree, 0);
     page->secure = _fa_secure;
     page->slow = _fa_secure || _fa_tracing;
     fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
@@ -97,17 +97,21 @@ void _fa_page_collect(fa_page_t *page)
     if (!fa_atomic_load_relaxed(&page->xfree))
         return;
     /* Acquire pairs with the release of the remote push: the block's links are visible. */
-    fa_block_t *list = fa_atomic_exchange_acquire(&page->xfree, NULL);
-    if (!list)
+    uintptr_t taken = fa_atomic_exchange_acquire(&page->xfree, 0);
+    if (!taken)
         return;
-    uint32_t count = 1;
-    fa_block_t *tail = list;
-    for (fa_block_t *next; (next = fa_link_decode(tail->link)) != NULL; tail = next) {
-        if (!fa_page_has_block(page, (uintptr_t)next))
-            _fa_free_list_corrupt(page, "remote free list");
-        count++;
+    fa_block_t *list = fa_xfree_head(taken);
+    uint32_t count = fa_xfree_count(taken);
+    if (page->free) {
+        /* Splice in front of the local list: find the remote list's end (the usual caller
+         * collects only once the local list is empty, and needs no walk). */
+        fa_block_t *tail = list;
+        for (fa_block_t *next; (next = fa_link_decode(tail->link)) != NULL; tail = next)
+            if (!fa_page_has_block(page, (uintptr_t)next))
+                _fa_free_list_corrupt(page, "remote free list");
+        tail->link = fa_link_encode(page->free);
     }
-    tail->link = fa_link_encode(page->free);
+    /* Unwalked links are checked as the malloc paths follow them, like the local list's. */
     page->free = list;
     page->used -= count;
     page->xcollected += count;

@@ -143,7 +143,10 @@ typedef struct fa_page_s {
     struct fa_page_s *prev;
     uint8_t pad2[16];
     /* line 2: written by other threads */
-    fa_block_t *xfree;             /* blocks freed by other threads: lock-free stack */
+    /* Blocks freed by other threads: a lock-free stack, its head's address in the low bits and
+     * the number of blocks on it from FA_XFREE_COUNT_SHIFT up (free_list.h), so that the
+     * owner takes the whole stack and its count in one exchange, without walking it. */
+    uintptr_t xfree;
     struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
     uint64_t purge_at;             /* while DIRTY: when the purger may hand it back (ms) */
     uint8_t notified;              /* already on the owner's notify list */

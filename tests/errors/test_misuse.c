@@ -4,8 +4,9 @@
  *   free_sized, from another thread, of a block whose page was released, of a block that was
  *   provisioned but never handed out:  "fitalloc: <caller>(): double free of 0x... (N-byte block)"
  *   interior pointers into the caller's own page (the fast path):  "... invalid pointer 0x..."
- *   a write into a freed block, into the owner's or the remote free list:
- *     "fitalloc: heap corruption in the [remote ]free list of the N-byte page at 0x..."
+ *   a write into a freed block, into the owner's or the remote free list (which the owner
+ *   takes as its free list once its own is used up):
+ *     "fitalloc: heap corruption in the free list of the N-byte page at 0x..."
  * A non-canonical alias of an interior pointer must end the child by a signal, never let it
  * go on. */
 #define _GNU_SOURCE
@@ -214,7 +215,7 @@ int main(void)
     EXPECT("write after free", write_after_free,
            "fitalloc: heap corruption in the free list of the 32-byte page at 0x");
     EXPECT("remote write after free", remote_write_after_free,
-           "fitalloc: heap corruption in the remote free list of the 32-byte page at 0x");
+           "fitalloc: heap corruption in the free list of the 32-byte page at 0x");
     fa_free(p);
     fa_free(keep2);
     printf("errors/misuse: ok\n");
