@@ -114,8 +114,9 @@ fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
 }
 
 /* A cached mapping for `size` bytes: the smallest that is large enough, else the largest one
- * (grown); NULL if the cache is empty. */
-static fa_segment_t *cache_take(size_t size)
+ * (grown); NULL if the cache is empty. *dirty: the bytes at its start that may hold old data
+ * (a part added by growing it is fresh from the OS, zero already). */
+static fa_segment_t *cache_take(size_t size, size_t *dirty)
 {
     size_t pick = FA_LARGE_CACHE_SLOTS;
     fa_mutex_lock(&_fa_global_lock);
@@ -139,7 +140,10 @@ static fa_segment_t *cache_take(size_t size)
         cache_bytes -= found->mapped;
     }
     fa_mutex_unlock(&_fa_global_lock);
-    return found ? _fa_large_fit_mapping(found, size) : NULL;
+    if (!found)
+        return NULL;
+    *dirty = found->mapped < size ? found->mapped : size;
+    return _fa_large_fit_mapping(found, size);
 }
 
 void _fa_large_unmap(void *base, size_t size)
@@ -179,11 +183,14 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
     fa_segment_t *seg = NULL;
-    bool zeroed = false;
-    if (_fa_secure)
+    size_t dirty = 0; /* bytes at the mapping's start that may hold old data */
+    if (_fa_secure) {
+        bool zeroed = false;
         seg = _fa_secure_large_take(size, base_align, &zeroed);
-    else if (base_align == FA_SEG_SIZE)
-        seg = cache_take(size);
+        dirty = zeroed ? 0 : SIZE_MAX;
+    } else if (base_align == FA_SEG_SIZE) {
+        seg = cache_take(size, &dirty);
+    }
     uintptr_t previous = seg ? seg->large_block : 0; /* the block freed here last */
     if (!seg) {
         seg = _fa_os_map_aligned(size, base_align);
@@ -197,7 +204,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         _fa_stats_commit((int64_t)size);
         seg->mapped = size;
         seg->large_slack = 0;
-        zeroed = true;
+        dirty = 0;
     }
     if (shiftable && previous == (uintptr_t)seg + offset)
         offset += FA_OS_PAGE;
@@ -215,8 +222,10 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     live_link(seg);
     fa_count(large_allocs, 1);
     fa_count(large_in_use, seg->large_usable);
-    if (zero && !zeroed)
-        memset((void *)seg->large_block, 0, n);
+    /* calloc clears only what a reused mapping held: fresh pages are zero, and writing them
+     * would fault them all in at once. */
+    if (zero && dirty > offset)
+        memset((void *)seg->large_block, 0, n < dirty - offset ? n : dirty - offset);
     return (void *)seg->large_block;
 }
 
