@@ -15,6 +15,8 @@
     X(purge_thread, "PURGE_THREAD", FA_OPT_BOOL, 1, 0,                                             \
       "purge from a background thread, so memory returns even when the program is idle")           \
     X(segment_cache, "SEGMENT_CACHE", FA_OPT_COUNT, 8, 0, "empty 4 MiB segments kept for reuse")   \
+    X(parked_heaps, "PARKED_HEAPS", FA_OPT_COUNT, 16, 0,                                           \
+      "heaps of exited threads kept whole for the next threads (0: give their pages away)")        \
     X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 64 << 20, 0,                                        \
       "bytes of freed large blocks kept mapped for reuse")                                         \
     X(huge_pages, "HUGE_PAGES", FA_OPT_BOOL, 0, 0,                                                 \

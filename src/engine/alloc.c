@@ -20,23 +20,23 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
     if (fa_unlikely(heap == &_fa_heap_empty)) {
         if (_fa_mode)
             return mode_malloc(n);
+        /* A heap parked by an ended thread comes with free blocks at hand. */
         heap = _fa_heap_init_thread();
         if (!heap) {
             errno = ENOMEM;
             return NULL;
         }
+    } else if (n <= FA_DIRECT_MAX) {
+        /* The fast path lands here with a list head it must not follow: say so if it is not
+         * simply the end of the list. */
+        fa_page_t *direct = heap->direct[(n + FA_ALIGN - 1) / FA_ALIGN];
+        if (direct->free)
+            _fa_free_list_corrupt(direct, "free list");
     }
     if (_fa_secure)
         return _fa_secure_alloc(n, FA_ALIGN);
     if (n > FA_CLASS_MAX)
         return _fa_large_alloc(n, FA_ALIGN, false);
-    /* The fast path lands here with a list head it must not follow: say so if it is not
-     * simply the end of the list. */
-    if (n <= FA_DIRECT_MAX) {
-        fa_page_t *direct = heap->direct[(n + FA_ALIGN - 1) / FA_ALIGN];
-        if (direct->free)
-            _fa_free_list_corrupt(direct, "free list");
-    }
     fa_page_t *page = _fa_heap_find_page(heap, fa_bin_of(n));
     if (!page) {
         errno = ENOMEM;

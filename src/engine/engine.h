@@ -88,7 +88,18 @@ extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")
 extern fa_heap_t _fa_heap_empty;
 extern fa_page_t _fa_page_empty;
 fa_heap_t *_fa_heap_init_thread(void);
-void _fa_heap_abandon(fa_heap_t *heap);
+/* The thread's heap for its remote-free counters: made at its first remote free, but not once
+ * the thread has ended (NULL then). */
+fa_heap_t *_fa_heap_for_counting(void);
+/* A thread without a heap takes `heap` if it is parked; whether it did. */
+bool _fa_heap_take_parked(fa_heap_t *heap);
+/* The calling thread stops using its heap: its pages go to other heaps as they need them. */
+void _fa_heap_abandon_mine(void);
+/* The calling thread ends: its heap is parked, whole, for the next thread that starts (within
+ * FITALLOC_PARKED_HEAPS), else abandoned. */
+void _fa_heap_thread_ended(void);
+/* Abandon the heaps parked for longer than FITALLOC_PURGE_DELAY * 10 ms (all if force). */
+void _fa_heaps_unpark_expired(uint64_t now, bool force, long *next);
 fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
 void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg);
 void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page);

@@ -29,10 +29,8 @@ static void free_remote(fa_page_t *page, fa_block_t *block)
     /* Counted by the freeing thread, without an atomic: stats.c reconciles it with what
      * owners collect. A thread that only frees (a consumer) gets a heap for its counters at
      * its first remote free: a shared atomic counter here was the bottleneck of
-     * producer/consumer programs. Only if that fails do we count in the shared counters. */
-    fa_heap_t *heap = _fa_heap_tls;
-    if (fa_unlikely(heap == &_fa_heap_empty))
-        heap = _fa_heap_init_thread();
+     * producer/consumer programs. Only without one do we count in the shared counters. */
+    fa_heap_t *heap = _fa_heap_for_counting();
     if (fa_likely(heap != NULL))
         heap->remote_frees[page->bin]++;
     else
@@ -113,8 +111,14 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
 void _fa_free_block(fa_page_t *page, fa_block_t *block)
 {
     fa_heap_t *heap = _fa_heap_tls;
-    uintptr_t owner = fa_atomic_load_relaxed(&page->owner);
-    if (fa_owner_heap(owner) != heap)
+    fa_heap_t *owner = fa_owner_heap(fa_atomic_load_relaxed(&page->owner));
+    /* A thread whose first call frees a block of a parked heap takes that heap: it is most
+     * likely carrying on the ended thread's work (and its blocks), as a server's new worker
+     * does. */
+    if (owner != heap && fa_unlikely(heap == &_fa_heap_empty) && owner &&
+        _fa_heap_take_parked(owner))
+        heap = owner;
+    if (owner != heap)
         free_remote(page, block);
     else
         free_local(heap, page, block);

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "common/options.h"
 #include "engine/engine.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
@@ -20,8 +21,15 @@ __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_
 fa_page_t _fa_page_empty;
 fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty}};
 
-static fa_heap_t *pool;
+static fa_heap_t *pool; /* heap structures not in use */
 static fa_heap_t *all_heaps;
+/* Heaps whose thread ended, kept whole, newest first: the next thread that starts takes one
+ * with its pages, queues and free blocks, as an arena of glibc's passes to a new thread. Where
+ * threads come and go (a server's workers), the new thread then finds the memory its
+ * predecessor freed, and frees what the predecessor left locally, instead of each ended
+ * thread's pages waiting, half used, for some other heap to adopt them. */
+static fa_heap_t *parked;
+static size_t parked_count;
 
 static void queue_push_back(fa_page_queue_t *q, fa_page_t *page)
 {
@@ -61,6 +69,17 @@ static void queue_remove(fa_page_queue_t *q, fa_page_t *page)
         page->pinned = 0;
         page->used--;
     }
+}
+
+/* The first of the next FA_QUEUE_SCAN pages from `page` on with freed blocks, local or remote;
+ * NULL if there is none. Bounded, so that a long queue costs a malloc little. */
+#define FA_QUEUE_SCAN 8
+static fa_page_t *queue_find_freed(fa_page_t *page)
+{
+    for (int i = 0; page && i < FA_QUEUE_SCAN; i++, page = page->next)
+        if (page->free || fa_atomic_load_relaxed(&page->xfree))
+            return page;
+    return NULL;
 }
 
 /* After any change to a queue: pin its head and point the direct slots of its sizes at it. */
@@ -207,7 +226,21 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
             /* Remote frees wait until the local list is used up: then they need no walk. */
             if (!page->free)
                 _fa_page_collect(page);
-            if (page->free || _fa_page_extend(page))
+            if (page->free)
+                return page;
+            /* Blocks freed in another page of the queue before fresh memory of this one: a
+             * page that keeps extending while the others' freed blocks wait is how a heap
+             * whose blocks are freed by other threads grows. */
+            fa_page_t *other = queue_find_freed(page->next);
+            if (other) {
+                queue_remove(q, page);
+                queue_push_back(q, page);
+                queue_remove(q, other);
+                queue_push_front(q, other);
+                queue_head_changed(heap, bin);
+                continue;
+            }
+            if (_fa_page_extend(page))
                 return page;
             move_to_full(heap, page);
         }
@@ -234,13 +267,46 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
     return page;
 }
 
+/* Set once this thread's exit hook has given its heap up. The frees it still makes (other
+ * libraries' thread destructors) then count in the shared counters instead of taking a heap,
+ * which would hold a parked heap's memory only to be parked again, or make a new one. */
+static __thread bool thread_ended __attribute__((tls_model("initial-exec")));
+
+fa_heap_t *_fa_heap_for_counting(void)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    if (heap != &_fa_heap_empty)
+        return heap;
+    return thread_ended ? NULL : _fa_heap_init_thread();
+}
+
+static fa_heap_t *start_using(fa_heap_t *heap)
+{
+    thread_ended = false;
+    _fa_heap_tls = heap;
+    /* May allocate (thread keys beyond the first 32): the TLS pointer is already set, so that
+     * works. */
+    _fa_thread_watch_exit();
+    fa_count(threads, 1);
+    return heap;
+}
+
 fa_heap_t *_fa_heap_init_thread(void)
 {
     _fa_process_init();
     if (_fa_mode)
         return NULL; /* the other mode owns all allocation: no fast-engine heaps */
     fa_mutex_lock(&_fa_global_lock);
-    fa_heap_t *heap = pool;
+    /* Not for a thread past its exit hook, which may end without running it again. */
+    fa_heap_t *heap = thread_ended ? NULL : parked;
+    if (heap) {
+        parked = heap->pool_next;
+        parked_count--;
+        fa_mutex_unlock(&_fa_global_lock);
+        heap->pool_next = NULL;
+        return start_using(heap);
+    }
+    heap = pool;
     if (heap)
         pool = heap->pool_next;
     fa_mutex_unlock(&_fa_global_lock);
@@ -272,12 +338,7 @@ fa_heap_t *_fa_heap_init_thread(void)
     heap->next_purge = 0;
     for (size_t i = 0; i < FA_DIRECT_SLOTS; i++)
         heap->direct[i] = &_fa_page_empty;
-    _fa_heap_tls = heap;
-    /* May allocate (thread keys beyond the first 32): the TLS pointer is already set, so that
-     * works. */
-    _fa_thread_watch_exit();
-    fa_count(threads, 1);
-    return heap;
+    return start_using(heap);
 }
 
 static void abandon_page(fa_heap_t *heap, fa_page_t *page)
@@ -289,12 +350,10 @@ static void abandon_page(fa_heap_t *heap, fa_page_t *page)
         fa_atomic_store_release(&page->owner, 0);
 }
 
-void _fa_heap_abandon(fa_heap_t *heap)
+/* Give a heap that no thread uses any more away: its empty pages to their segments, its live
+ * pages and segments to the abandoned list, the structure to the pool. */
+static void abandon(fa_heap_t *heap)
 {
-    if (heap == &_fa_heap_empty)
-        return;
-    _fa_secure_flush(heap);
-    _fa_heap_tls = &_fa_heap_empty;
     collect_notified(heap);
     for (size_t bin = 0; bin < FA_BINS; bin++) {
         fa_page_t *page;
@@ -329,6 +388,100 @@ void _fa_heap_abandon(fa_heap_t *heap)
     heap->pool_next = pool;
     pool = heap;
     fa_mutex_unlock(&_fa_global_lock);
+}
+
+/* The calling thread's heap, which it stops using. */
+static fa_heap_t *leave_mine(void)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    if (heap == &_fa_heap_empty)
+        return NULL;
+    _fa_secure_flush(heap);
+    _fa_heap_tls = &_fa_heap_empty;
+    return heap;
+}
+
+void _fa_heap_abandon_mine(void)
+{
+    fa_heap_t *heap = leave_mine();
+    if (heap)
+        abandon(heap);
+}
+
+bool _fa_heap_take_parked(fa_heap_t *heap)
+{
+    if (thread_ended || _fa_mode)
+        return false;
+    bool found = false;
+    fa_mutex_lock(&_fa_global_lock);
+    for (fa_heap_t **link = &parked; *link; link = &(*link)->pool_next) {
+        if (*link == heap) {
+            *link = heap->pool_next;
+            parked_count--;
+            found = true;
+            break;
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    if (found) {
+        heap->pool_next = NULL;
+        start_using(heap);
+    }
+    return found;
+}
+
+void _fa_heap_thread_ended(void)
+{
+    thread_ended = true;
+    fa_heap_t *heap = leave_mine();
+    if (!heap)
+        return;
+    fa_mutex_lock(&_fa_global_lock);
+    bool park = parked_count < (size_t)fa_option(parked_heaps);
+    if (park) {
+        heap->parked_at = _fa_os_now_ms();
+        heap->pool_next = parked;
+        parked = heap;
+        parked_count++;
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    if (park)
+        _fa_purge_kick(); /* it abandons the heap if no thread comes for it */
+    else
+        abandon(heap);
+}
+
+void _fa_heaps_unpark_expired(uint64_t now, bool force, long *next)
+{
+    uint64_t keep = (uint64_t)fa_option(purge_delay) * 10;
+    fa_mutex_lock(&_fa_global_lock);
+    /* Newest first: cut the list at the first expired heap; the older ones are expired too. */
+    fa_heap_t *expired = NULL, **link = &parked;
+    while (*link && !(force || (*link)->parked_at + keep <= now))
+        link = &(*link)->pool_next;
+    if (*link) {
+        expired = *link;
+        *link = NULL;
+        for (fa_heap_t *h = expired; h; h = h->pool_next)
+            parked_count--;
+    }
+    if (parked) {
+        /* The oldest one left is the next to expire. */
+        fa_heap_t *oldest = parked;
+        while (oldest->pool_next)
+            oldest = oldest->pool_next;
+        uint64_t due = oldest->parked_at + keep;
+        long wait = due > now ? (long)(due - now) : 1;
+        if (*next < 0 || wait < *next)
+            *next = wait;
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    /* Taken off the list, each is ours alone: abandon takes the lock itself. */
+    for (fa_heap_t *h = expired, *after; h; h = after) {
+        after = h->pool_next;
+        h->pool_next = NULL;
+        abandon(h);
+    }
 }
 
 void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg)

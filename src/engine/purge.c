@@ -26,6 +26,7 @@ static long purge_run(bool force)
     long next = -1;
     fa_mutex_lock(&pass_lock);
     uint64_t now = _fa_os_now_ms();
+    _fa_heaps_unpark_expired(now, force, &next);
     _fa_segments_purge(now, force, &next);
     _fa_large_purge(now, force, &next);
     fa_mutex_unlock(&pass_lock);

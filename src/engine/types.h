@@ -205,10 +205,11 @@ typedef struct fa_heap_s {
     fa_page_queue_t full;                 /* pages with no free block */
     fa_page_t *notified_pages;            /* full pages that received remote frees */
     fa_segment_t *segments[FA_SEG_LARGE]; /* owned small, medium and big segments */
-    struct fa_heap_s *pool_next;          /* free heap structures */
+    struct fa_heap_s *pool_next;          /* the free or the parked list */
     struct fa_heap_s *all_next;           /* every heap structure ever made (for statistics) */
     uint64_t remote_frees[FA_BINS];       /* frees this thread made into other threads' pages */
     uint64_t next_purge;                  /* ms: when this thread runs an inline purge pass */
+    uint64_t parked_at;                   /* ms: when its thread ended (on the parked list) */
     struct fa_quarantine *quarantine;     /* secure mode: blocks freed but not yet reusable */
 } fa_heap_t;
 

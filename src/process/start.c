@@ -55,7 +55,7 @@ static void start_lab_if_asked(void)
     _fa_lab_init();
     fa_atomic_store_release(&_fa_mode, &_fa_lab_mode);
     if (_fa_heap_tls != &_fa_heap_empty)
-        _fa_heap_abandon(_fa_heap_tls);
+        _fa_heap_abandon_mine();
 }
 
 void _fa_process_init(void)
@@ -88,7 +88,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         _fa_secure_init();
         _fa_trace_start();
         if ((_fa_secure || _fa_tracing) && _fa_heap_tls != &_fa_heap_empty)
-            _fa_heap_abandon(_fa_heap_tls);
+            _fa_heap_abandon_mine();
     }
     _fa_started = true;
     /* The main thread's exit hook runs only if it calls pthread_exit: then the purger must

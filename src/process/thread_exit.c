@@ -11,7 +11,7 @@ static __thread bool exit_watched __attribute__((tls_model("initial-exec")));
 static void thread_exit(void)
 {
     exit_watched = false;
-    _fa_heap_abandon(_fa_heap_tls);
+    _fa_heap_thread_ended();
     if (_fa_mode)
         _fa_mode->thread_exit();
     if (_fa_tracing)

@@ -1,7 +1,12 @@
 /* Generations of worker threads, each leaving its blocks for main to free after the workers
  * have exited (the ECE650 thread tests and larson's hand-off do this).
  *
- * A heap adopts an abandoned segment only when its own segments have no free page: main's own
+ * By default an ended thread's heap is parked whole (FITALLOC_PARKED_HEAPS): no segment is
+ * abandoned, and the next generation's workers take the parked heaps, with the memory main
+ * freed into them, so the address space stays that of one generation.
+ *
+ * With FITALLOC_PARKED_HEAPS=0 (the test runs itself once each way) the heaps are abandoned, and a
+ * heap adopts an abandoned segment only when its own segments have no free page: main's own
  * small allocation between the generations may take at most one of the workers' abandoned
  * segments, and leaves the rest to the next workers. (Adopting greedily, main took every
  * abandoned segment for one 4 KiB block, kept their freed pages, and each new generation mapped
@@ -9,14 +14,16 @@
  * generation, when every abandoned segment still holds live blocks, so the purger cannot
  * reclaim one meanwhile. Every generation checks its data and the memory stays bounded. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "fitalloc.h"
 #include "fitalloc-stats.h"
+#include "fitalloc.h"
+#include "rerun.h"
 
 #define WORKERS 4
 #define BLOCKS 2000 /* about 640 KB each: one segment per worker */
@@ -52,7 +59,7 @@ static struct fa_stats stats_now(void)
     return s;
 }
 
-int main(void)
+static void generations(bool parked)
 {
     uint64_t first_reserved = 0;
     CHECK_EQ(pthread_barrier_init(&all_started, NULL, WORKERS), 0);
@@ -69,9 +76,12 @@ int main(void)
         CHECK(note != NULL);
         snprintf(note, 4096, "generation %d", g);
         uint64_t abandoned_after = stats_now().abandoned;
-        printf("generation %d: abandoned segments %llu -> %llu\n", g,
-               (unsigned long long)abandoned_before, (unsigned long long)abandoned_after);
-        if (g == 0) {
+        printf("%s, generation %d: abandoned segments %llu -> %llu\n",
+               parked ? "parked" : "abandoned", g, (unsigned long long)abandoned_before,
+               (unsigned long long)abandoned_after);
+        if (parked) {
+            CHECK_EQ(abandoned_before, 0);
+        } else if (g == 0) {
             CHECK(abandoned_before >= WORKERS);
             CHECK(abandoned_after + 1 >= abandoned_before);
         }
@@ -85,9 +95,29 @@ int main(void)
         uint64_t reserved = stats_now().reserved;
         if (g == 0)
             first_reserved = reserved;
-        /* bounded, not growing with the generations */
-        CHECK(reserved <= first_reserved + 2 * WORKERS * SEGMENT);
+        /* bounded, not growing with the generations; with parked heaps, each generation's
+         * workers reuse the first one's segments (but for one: a main without a heap of its
+         * own yet takes a parked one for its note) */
+        CHECK(reserved <= first_reserved + (parked ? SEGMENT : 2 * WORKERS * SEGMENT));
     }
     pthread_barrier_destroy(&all_started);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        bool parked = strcmp(argv[1], "--parked") == 0;
+        CHECK_EQ(fa_option_get("parked_heaps") >= WORKERS, parked);
+        generations(parked);
+        return 0;
+    }
+    /* Parked heaps are abandoned after FITALLOC_PURGE_DELAY * 10 ms without a thread to take
+     * them: a long delay keeps a slow (sanitized) run from reaching that. */
+    const char *parked_env[] = {"FITALLOC_PARKED_HEAPS", "FITALLOC_PURGE_DELAY=60000", NULL};
+    char *parked_args[] = {argv[0], (char *)"--parked", NULL};
+    fa_test_rerun("parked heaps", parked_env, parked_args);
+    const char *abandon_env[] = {"FITALLOC_PARKED_HEAPS=0", NULL};
+    char *abandon_args[] = {argv[0], (char *)"--abandon", NULL};
+    fa_test_rerun("FITALLOC_PARKED_HEAPS=0", abandon_env, abandon_args);
     return 0;
 }

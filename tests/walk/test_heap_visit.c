@@ -5,9 +5,13 @@
  *     fa_stats.bytes_in_use and covers the bytes requested; after freeing everything, the
  *     pages' used counts drop and the sum drops by at least what was freed;
  *   - with a second thread: its pages are visited with its own owner id and not as the
- *     caller's; once it exits holding blocks, their pages are visited as abandoned (owner 0);
+ *     caller's; once it exits holding blocks, its heap is parked: the pages keep that id, and
+ *     a new thread whose first call frees one of the blocks takes the heap (the pages are then
+ *     its own, and so are its later frees); with FITALLOC_PARKED_HEAPS=0 (the test runs itself
+ *     once each way) the exited thread's pages are visited as abandoned (owner 0);
  *   - a NULL callback is refused. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 #include "check.h"
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
+#include "rerun.h"
 
 #define MAX_AREAS 20000
 #define LIVE 1000
@@ -115,7 +120,26 @@ static void *holder(void *arg)
     return NULL;                    /* exits holding them: their pages are abandoned */
 }
 
-static void two_threads(void)
+/* Started after the holder ended: frees its blocks, the first before anything else. */
+static void *successor(void *arg)
+{
+    uintptr_t heap = (uintptr_t)arg;
+    fa_free(thread_blocks[0]);
+    visit();
+    for (int i = 1; i < THREAD_BLOCKS; i++) {
+        const struct fa_heap_area *a = area_of(thread_blocks[i]);
+        CHECK(a->mine);
+        CHECK_EQ(a->owner, heap);
+    }
+    for (int i = 1; i < THREAD_BLOCKS; i++)
+        fa_free(thread_blocks[i]);
+    /* Local frees: none waits in a remote list, still counted by its page's `used`. */
+    struct totals t = visit();
+    CHECK_EQ(t.bytes, t.stats_used);
+    return NULL;
+}
+
+static void two_threads(bool parked)
 {
     void *mine = fa_malloc(24);
     CHECK_EQ(pthread_barrier_init(&barrier, NULL, 2), 0);
@@ -138,18 +162,22 @@ static void two_threads(void)
     pthread_barrier_wait(&barrier);
     CHECK_EQ(pthread_join(t, NULL), 0);
     struct totals t1 = visit();
-    /* The thread's heap went with it: its pages are abandoned, still holding its blocks (no
-     * thread allocates meanwhile, so none adopts them). */
-    size_t abandoned = 0;
+    CHECK_EQ(t1.bytes, t1.stats_used);
     for (int i = 0; i < THREAD_BLOCKS; i++) {
         const struct fa_heap_area *a = area_of(thread_blocks[i]);
         CHECK(!a->mine);
-        abandoned += a->owner == 0;
+        /* Parked, the heap keeps its pages; abandoned, they have no owner (no thread allocates
+         * meanwhile, so none adopts them). */
+        CHECK_EQ(a->owner, parked ? other : 0);
     }
-    CHECK_EQ(abandoned, THREAD_BLOCKS);
-    CHECK_EQ(t1.bytes, t1.stats_used);
-    for (int i = 0; i < THREAD_BLOCKS; i++)
-        fa_free(thread_blocks[i]);
+    if (parked) {
+        /* The successor's first call frees one of the ended thread's blocks. */
+        CHECK_EQ(pthread_create(&t, NULL, successor, (void *)other), 0);
+        CHECK_EQ(pthread_join(t, NULL), 0);
+    } else {
+        for (int i = 0; i < THREAD_BLOCKS; i++)
+            fa_free(thread_blocks[i]);
+    }
     fa_free(mine);
     pthread_barrier_destroy(&barrier);
 }
@@ -160,7 +188,7 @@ static void count(const struct fa_heap_area *a, void *arg)
     ++*(unsigned *)arg;
 }
 
-int main(void)
+static int run(bool parked)
 {
     static void *live[LIVE];
     static size_t size[LIVE];
@@ -213,12 +241,27 @@ int main(void)
     CHECK_LT(t2.page_used, t1.page_used);
     CHECK_LE(t2.bytes + block_bytes, t1.bytes);
 
-    two_threads();
+    two_threads(parked);
 
     /* A callback that only counts: the visit itself calls nothing else. */
     unsigned calls = 0;
     int n = fa_heap_visit(count, &calls);
     CHECK_EQ((unsigned)n, calls);
     printf("walk/heap_visit: ok (%u areas)\n", calls);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        return run(strcmp(argv[1], "--parked") == 0);
+    /* Parked heaps are abandoned after FITALLOC_PURGE_DELAY * 10 ms without a thread to take
+     * them: a long delay keeps a slow (sanitized) run from reaching that. */
+    const char *parked_env[] = {"FITALLOC_PARKED_HEAPS", "FITALLOC_PURGE_DELAY=60000", NULL};
+    char *parked_args[] = {argv[0], (char *)"--parked", NULL};
+    fa_test_rerun("parked heaps", parked_env, parked_args);
+    const char *abandon_env[] = {"FITALLOC_PARKED_HEAPS=0", NULL};
+    char *abandon_args[] = {argv[0], (char *)"--abandon", NULL};
+    fa_test_rerun("FITALLOC_PARKED_HEAPS=0", abandon_env, abandon_args);
     return 0;
 }
