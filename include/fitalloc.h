@@ -48,7 +48,8 @@ void fa_free_sized(void *p, size_t n);
 /* free_aligned_sized (C23): free p from aligned_alloc(alignment, n). */
 void fa_free_aligned_sized(void *p, size_t alignment, size_t n);
 
-/* Return free memory (empty pages, cached segments and large blocks) to the OS now. */
+/* Return free memory (empty pages, cached segments and large blocks) to the OS now; heaps
+ * parked by ended threads are given up first, so that their free memory goes back too. */
 void fa_collect(void);
 /* Print the statistics to stderr in the FITALLOC_STATS=1 format. */
 void fa_stats_print(void);

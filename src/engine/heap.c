@@ -280,6 +280,16 @@ fa_heap_t *_fa_heap_for_counting(void)
     return thread_ended ? NULL : _fa_heap_init_thread();
 }
 
+/* With the global lock held: take the heap *link off the parked list. */
+static fa_heap_t *unpark_locked(fa_heap_t **link)
+{
+    fa_heap_t *heap = *link;
+    *link = heap->pool_next;
+    heap->pool_next = NULL;
+    parked_count--;
+    return heap;
+}
+
 static fa_heap_t *start_using(fa_heap_t *heap)
 {
     thread_ended = false;
@@ -298,12 +308,9 @@ fa_heap_t *_fa_heap_init_thread(void)
         return NULL; /* the other mode owns all allocation: no fast-engine heaps */
     fa_mutex_lock(&_fa_global_lock);
     /* Not for a thread past its exit hook, which may end without running it again. */
-    fa_heap_t *heap = thread_ended ? NULL : parked;
+    fa_heap_t *heap = !thread_ended && parked ? unpark_locked(&parked) : NULL;
     if (heap) {
-        parked = heap->pool_next;
-        parked_count--;
         fa_mutex_unlock(&_fa_global_lock);
-        heap->pool_next = NULL;
         return start_using(heap);
     }
     heap = pool;
@@ -412,21 +419,16 @@ bool _fa_heap_take_parked(fa_heap_t *heap)
 {
     if (thread_ended || _fa_mode)
         return false;
-    bool found = false;
     fa_mutex_lock(&_fa_global_lock);
-    for (fa_heap_t **link = &parked; *link; link = &(*link)->pool_next) {
-        if (*link == heap) {
-            *link = heap->pool_next;
-            parked_count--;
-            found = true;
-            break;
-        }
-    }
+    fa_heap_t **link = &parked;
+    while (*link && *link != heap)
+        link = &(*link)->pool_next;
+    bool found = *link != NULL;
+    if (found)
+        unpark_locked(link);
     fa_mutex_unlock(&_fa_global_lock);
-    if (found) {
-        heap->pool_next = NULL;
+    if (found)
         start_using(heap);
-    }
     return found;
 }
 

@@ -293,10 +293,33 @@ static void test_reallocarray(void)
     fa_free(p);
 }
 
+/* A large block freed dirty and taken again by calloc, at the same size, smaller (the mapping
+ * kept whole or trimmed) and larger (the mapping grown, its old part cleared and its new part
+ * fresh): every byte asked for reads zero. */
+static void test_calloc_large_reuse(void)
+{
+    static const size_t mib = (size_t)1 << 20;
+    static const size_t sizes[][2] = {{3 * mib, 3 * mib},
+                                      {6 * mib, 2 * mib + 4097},
+                                      {2 * mib + 100, 7 * mib + 1},
+                                      {mib, 9 * mib}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *d = (unsigned char *)fa_malloc(sizes[i][0]);
+        CHECK(d != NULL);
+        memset(d, 0xa5, fa_malloc_usable_size(d));
+        fa_free(d);
+        unsigned char *z = (unsigned char *)fa_calloc(1, sizes[i][1]);
+        CHECK(z != NULL);
+        CHECK_BYTES(z, sizes[i][1], 0);
+        fa_free(z);
+    }
+}
+
 int main(void)
 {
     test_calloc_zeroed();
     test_calloc_reuse();
+    test_calloc_large_reuse();
     test_calloc_overflow();
     test_realloc_contents();
     test_realloc_edge();
