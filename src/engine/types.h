@@ -97,13 +97,15 @@ struct fa_heap_s;
  * plain; the others are accessed atomically (platform/atomic.h).
  *
  * Invariants of a page in use (state == FA_PAGE_USED; check.c verifies them in debug builds):
- *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned)
+ *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned; a
+ *     parked heap keeps its pages)
  *   capacity <= reserved;  len(free) + (used - pinned) <= capacity
  *     (used - pinned counts live blocks and blocks freed remotely, in xfree, not collected yet)
  *   used == pinned  =>  pinned == 1  (a queued page with no live block is its queue's head;
  *                                     any other is released when its last block is freed)
  *   on the full list  =>  free == NULL && pinned == 0 && (owner & FA_OWNER_FULL)
  *   every block b of free or xfree: fa_page_has_block(page, b) and b->mark == fa_page_mark(page)
+ *   fa_xfree_count(xfree) == the number of blocks on the stack fa_xfree_head(xfree) starts
  *   p is a block  <=>  (p - start) * magic < limit  (wrapping arithmetic: free_list.h) */
 typedef struct fa_page_s {
     /* line 0: read-mostly */
