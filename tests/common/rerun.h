@@ -49,4 +49,17 @@ static inline pid_t fa_test_rerun_with(const char *what, const char *const env[]
 
 #define fa_test_rerun(what, env, args) fa_test_rerun_with((what), (env), (args), NULL, NULL)
 
+/* Run this test again twice, for the two fates of an ended thread's heap: parked (argument
+ * "--parked"; with a purge delay long enough that no parked heap expires, even in a slow
+ * sanitized run) and abandoned at once (argument "--abandon", FITALLOC_PARKED_HEAPS=0). */
+static inline void fa_test_rerun_heap_fates(char *argv0)
+{
+    const char *parked_env[] = {"FITALLOC_PARKED_HEAPS", "FITALLOC_PURGE_DELAY=60000", NULL};
+    char *parked_args[] = {argv0, (char *)"--parked", NULL};
+    fa_test_rerun("parked heaps", parked_env, parked_args);
+    const char *abandon_env[] = {"FITALLOC_PARKED_HEAPS=0", NULL};
+    char *abandon_args[] = {argv0, (char *)"--abandon", NULL};
+    fa_test_rerun("FITALLOC_PARKED_HEAPS=0", abandon_env, abandon_args);
+}
+
 #endif

@@ -255,13 +255,6 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         return run(strcmp(argv[1], "--parked") == 0);
-    /* Parked heaps are abandoned after FITALLOC_PURGE_DELAY * 10 ms without a thread to take
-     * them: a long delay keeps a slow (sanitized) run from reaching that. */
-    const char *parked_env[] = {"FITALLOC_PARKED_HEAPS", "FITALLOC_PURGE_DELAY=60000", NULL};
-    char *parked_args[] = {argv[0], (char *)"--parked", NULL};
-    fa_test_rerun("parked heaps", parked_env, parked_args);
-    const char *abandon_env[] = {"FITALLOC_PARKED_HEAPS=0", NULL};
-    char *abandon_args[] = {argv[0], (char *)"--abandon", NULL};
-    fa_test_rerun("FITALLOC_PARKED_HEAPS=0", abandon_env, abandon_args);
+    fa_test_rerun_heap_fates(argv[0]);
     return 0;
 }
