@@ -157,6 +157,14 @@ void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg
 fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);
 
 /* purge.c */
+/* A purge pass's *next (ms until the next item is due, -1 for none) lowered to cover one more
+ * item due at `due` (at least 1 ms away). */
+static inline void fa_purge_note_due(long *next, uint64_t due, uint64_t now)
+{
+    long wait = due > now ? (long)(due - now) : 1;
+    if (*next < 0 || wait < *next)
+        *next = wait;
+}
 void _fa_purge_start(void);
 void _fa_purge_kick(void);
 void _fa_purge_thread_ended(bool main_thread); /* from the thread-exit hook */

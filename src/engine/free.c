@@ -115,8 +115,7 @@ void _fa_free_block(fa_page_t *page, fa_block_t *block)
     /* A thread whose first call frees a block of a parked heap takes that heap: it is most
      * likely carrying on the ended thread's work (and its blocks), as a server's new worker
      * does. */
-    if (owner != heap && fa_unlikely(heap == &_fa_heap_empty) && owner &&
-        _fa_heap_take_parked(owner))
+    if (fa_unlikely(heap == &_fa_heap_empty) && owner && _fa_heap_take_parked(owner))
         heap = owner;
     if (owner != heap)
         free_remote(page, block);

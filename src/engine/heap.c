@@ -457,26 +457,19 @@ void _fa_heaps_unpark_expired(uint64_t now, bool force, long *next)
 {
     uint64_t keep = (uint64_t)fa_option(purge_delay) * 10;
     fa_mutex_lock(&_fa_global_lock);
-    /* Newest first: cut the list at the first expired heap; the older ones are expired too. */
-    fa_heap_t *expired = NULL, **link = &parked;
-    while (*link && !(force || (*link)->parked_at + keep <= now))
+    /* Newest first: cut the list at the first expired heap (the older ones are expired too);
+     * the last one kept is the next to expire. */
+    fa_heap_t **link = &parked, *oldest_kept = NULL;
+    while (*link && !force && (*link)->parked_at + keep > now) {
+        oldest_kept = *link;
         link = &(*link)->pool_next;
-    if (*link) {
-        expired = *link;
-        *link = NULL;
-        for (fa_heap_t *h = expired; h; h = h->pool_next)
-            parked_count--;
     }
-    if (parked) {
-        /* The oldest one left is the next to expire. */
-        fa_heap_t *oldest = parked;
-        while (oldest->pool_next)
-            oldest = oldest->pool_next;
-        uint64_t due = oldest->parked_at + keep;
-        long wait = due > now ? (long)(due - now) : 1;
-        if (*next < 0 || wait < *next)
-            *next = wait;
-    }
+    fa_heap_t *expired = *link;
+    *link = NULL;
+    for (fa_heap_t *h = expired; h; h = h->pool_next)
+        parked_count--;
+    if (oldest_kept)
+        fa_purge_note_due(next, oldest_kept->parked_at + keep, now);
     fa_mutex_unlock(&_fa_global_lock);
     /* Taken off the list, each is ours alone: abandon takes the lock itself. */
     for (fa_heap_t *h = expired, *after; h; h = after) {

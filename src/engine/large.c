@@ -324,9 +324,7 @@ void _fa_large_purge(uint64_t now, bool force, long *next)
             cache_bytes -= seg->mapped;
             expired[count++] = seg;
         } else {
-            long wait = (long)(seg->cached_at + delay - now);
-            if (*next < 0 || wait < *next)
-                *next = wait;
+            fa_purge_note_due(next, seg->cached_at + delay, now);
         }
     }
     fa_mutex_unlock(&_fa_global_lock);

@@ -283,13 +283,6 @@ static void reclaim_abandoned_locked(fa_segment_t *seg)
     }
 }
 
-static void note_due(long *next, uint64_t due, uint64_t now)
-{
-    long wait = due > now ? (long)(due - now) : 1;
-    if (*next < 0 || wait < *next)
-        *next = wait;
-}
-
 void _fa_segments_purge(uint64_t now, bool force, long *next)
 {
     uint64_t delay = (uint64_t)fa_option(purge_delay);
@@ -299,7 +292,7 @@ void _fa_segments_purge(uint64_t now, bool force, long *next)
         reclaim_abandoned_locked(seg);
     }
     if (abandoned)
-        note_due(next, now + 1000, now);
+        fa_purge_note_due(next, now + 1000, now);
     for (fa_segment_t *seg = cache, *after; seg; seg = after) {
         after = seg->next;
         if (force || seg->cached_at + delay <= now) {
@@ -307,7 +300,7 @@ void _fa_segments_purge(uint64_t now, bool force, long *next)
             cache_count--;
             segment_make_cold_locked(seg);
         } else {
-            note_due(next, seg->cached_at + delay, now);
+            fa_purge_note_due(next, seg->cached_at + delay, now);
         }
     }
     for (fa_segment_t *seg = registry; seg; seg = seg->all_next) {
@@ -318,7 +311,7 @@ void _fa_segments_purge(uint64_t now, bool force, long *next)
                 continue;
             uint64_t due = fa_atomic_load_relaxed(&page->purge_at);
             if (!force && due > now) {
-                note_due(next, due, now);
+                fa_purge_note_due(next, due, now);
                 continue;
             }
             if (!fa_atomic_cas_acquire(&page->state, &state, FA_PAGE_PURGING))
