@@ -115,7 +115,7 @@ void *_fa_malloc_aligned(size_t alignment, size_t n);
 
 /* free.c: `caller` names the function the program called, for reports */
 void _fa_free_slow(void *p, const char *caller, size_t size);
-void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size);
+void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size);
 void _fa_free_block(fa_page_t *page, fa_block_t *block); /* a checked block, no secure steps */
 void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
 void _fa_page_emptied(fa_page_t *page);

@@ -123,8 +123,9 @@ void _fa_free_block(fa_page_t *page, fa_block_t *block)
         free_local(heap, page, block);
 }
 
-void _fa_free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller, size_t size)
+void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
 {
+    fa_segment_t *seg = (fa_segment_t *)((uintptr_t)p & ~FA_SEG_MASK);
     if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
         free_in_page(p, seg, page, caller, size);
         _fa_trace_leave();
