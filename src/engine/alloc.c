@@ -29,8 +29,8 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
     } else if (n <= FA_DIRECT_MAX) {
         /* The fast path lands here with a list head it must not follow: say so if it is not
          * simply the end of the list. */
-        fa_page_t *direct = heap->direct[(n + FA_ALIGN - 1) / FA_ALIGN];
-        if (direct->free)
+        fa_page_t *direct = heap->direct[n];
+        if (direct->free != FA_LIST_END)
             _fa_free_list_corrupt(direct, "free list");
     }
     if (_fa_secure)

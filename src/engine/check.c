@@ -17,7 +17,7 @@ static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
     REQUIRE(fa_atomic_load_relaxed(&page->state) == FA_PAGE_USED, page, "page state");
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
     size_t free_count = 0;
-    for (const fa_block_t *b = page->free; b; b = fa_link_decode(b->link)) {
+    for (const fa_block_t *b = page->free; b != FA_LIST_END; b = fa_link_decode(b->link)) {
         REQUIRE(fa_page_has_block(page, (uintptr_t)b), page, "free list entry is not a block");
         REQUIRE(b->mark == fa_page_mark(page), page, "free block not marked free");
         REQUIRE(++free_count <= page->capacity, page, "free list longer than the page");
@@ -26,7 +26,8 @@ static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
     REQUIRE(page->used >= page->pinned, page, "used below the pin");
     REQUIRE(free_count + page->used - page->pinned <= page->capacity, page, "blocks counted twice");
     REQUIRE(page->used > page->pinned || page->pinned, page, "empty page still queued");
-    REQUIRE(!full || (!page->free && !page->pinned), page, "full page with free blocks");
+    REQUIRE(!full || (page->free == FA_LIST_END && !page->pinned), page,
+            "full page with free blocks");
 }
 
 static void check_queue(const fa_heap_t *heap, const fa_page_queue_t *q, bool full)

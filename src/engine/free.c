@@ -20,7 +20,7 @@ bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block)
     if (block->mark != fa_page_mark(page))
         return false;
     fa_block_t *next = fa_link_decode(block->link);
-    return next == NULL || fa_page_has_block(page, (uintptr_t)next);
+    return next == FA_LIST_END || fa_page_has_block(page, (uintptr_t)next);
 }
 
 /* A free from a thread that does not own the page: push onto its lock-free remote list. */

@@ -19,6 +19,10 @@
 /* Set once at start (process/start.c); its top bit is set, so that zeros, small numbers, text and
  * pointers written over a link all decode to non-canonical addresses. */
 extern uintptr_t _fa_list_secret __attribute__((visibility("hidden")));
+/* 2^FA_ADDRESS_BITS: no user address reaches it, FA_LIST_END and non-canonical addresses do.
+ * A variable, not a constant, so that the fast path compares with it in memory: a 64-bit
+ * constant would first take an instruction to load. */
+extern uintptr_t _fa_list_limit __attribute__((visibility("hidden")));
 
 static inline uintptr_t fa_link_encode(const fa_block_t *next)
 {
@@ -30,11 +34,10 @@ static inline fa_block_t *fa_link_decode(uintptr_t link)
     return (fa_block_t *)(link ^ _fa_list_secret);
 }
 
-/* A decoded link the fast path may follow: NULL (the end of the list) fails too. One
- * subtraction and a shift: NULL wraps to all ones, a non-canonical address keeps high bits. */
+/* A decoded link the fast path may follow: the end of the list (FA_LIST_END) fails too. */
 static inline bool fa_link_usable(const fa_block_t *block)
 {
-    return (((uintptr_t)block - 1) >> FA_ADDRESS_BITS) == 0;
+    return (uintptr_t)block < _fa_list_limit;
 }
 
 static inline uintptr_t fa_page_mark(const fa_page_t *page)
@@ -77,9 +80,12 @@ _Static_assert(FA_ADDRESS_BITS <= FA_XFREE_COUNT_SHIFT, "addresses fit below the
 _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN < ((size_t)1 << 16),
                "a page's blocks fit in the count (the most: a small page of 16-byte blocks)");
 
+/* The stack's top block; FA_LIST_END for an empty stack (its word is 0), so that the first
+ * block pushed ends the list the owner will take over. */
 static inline fa_block_t *fa_xfree_head(uintptr_t word)
 {
-    return (fa_block_t *)(word & (FA_XFREE_ONE - 1));
+    uintptr_t head = word & (FA_XFREE_ONE - 1);
+    return head ? (fa_block_t *)head : FA_LIST_END;
 }
 
 static inline uint32_t fa_xfree_count(uintptr_t word)

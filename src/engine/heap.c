@@ -18,7 +18,7 @@
 #include "platform/atomic.h"
 
 __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_fa_heap_empty;
-fa_page_t _fa_page_empty;
+fa_page_t _fa_page_empty = {.free = FA_LIST_END};
 fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty}};
 
 static fa_heap_t *pool; /* heap structures not in use */
@@ -77,7 +77,7 @@ static void queue_remove(fa_page_queue_t *q, fa_page_t *page)
 static fa_page_t *queue_find_freed(fa_page_t *page)
 {
     for (int i = 0; page && i < FA_QUEUE_SCAN; i++, page = page->next)
-        if (page->free || fa_atomic_load_relaxed(&page->xfree))
+        if (page->free != FA_LIST_END || fa_atomic_load_relaxed(&page->xfree))
             return page;
     return NULL;
 }
@@ -93,9 +93,8 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
     size_t size = fa_bin_size(bin);
     if (size > FA_DIRECT_MAX)
         return;
-    /* Slot k serves requests of 16(k-1)+1 .. 16k bytes (slot 0: malloc(0)). */
-    size_t first = bin ? fa_bin_size(bin - 1) / FA_ALIGN + 1 : 0;
-    for (size_t slot = first; slot <= size / FA_ALIGN; slot++)
+    size_t first = bin ? fa_bin_size(bin - 1) + 1 : 0;
+    for (size_t slot = first; slot <= size; slot++)
         heap->direct[slot] = head && !head->slow ? head : &_fa_page_empty;
 }
 
@@ -208,7 +207,7 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
             continue;
         }
         queue_push_back(&heap->queues[page->bin], page);
-        if (!page->free && page->capacity == page->reserved)
+        if (page->free == FA_LIST_END && page->capacity == page->reserved)
             move_to_full(heap, page);
         else
             queue_head_changed(heap, page->bin);
@@ -224,9 +223,9 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
     for (;;) {
         while ((page = q->head)) {
             /* Remote frees wait until the local list is used up: then they need no walk. */
-            if (!page->free)
+            if (page->free == FA_LIST_END)
                 _fa_page_collect(page);
-            if (page->free)
+            if (page->free != FA_LIST_END)
                 return page;
             /* Blocks freed in another page of the queue before fresh memory of this one: a
              * page that keeps extending while the others' freed blocks wait is how a heap

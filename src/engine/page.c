@@ -6,6 +6,7 @@
 #include "platform/atomic.h"
 
 uintptr_t _fa_list_secret;
+uintptr_t _fa_list_limit = (uintptr_t)1 << FA_ADDRESS_BITS;
 
 /* The multiplier of fa_page_has_block (free_list.h): the smallest odd M with M * d > 2^64. */
 uint64_t _fa_block_magic(uint64_t d)
@@ -33,7 +34,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->start = start;
     page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
     page->capacity = 0;
-    page->free = NULL;
+    page->free = FA_LIST_END;
     page->tally = 0;
     page->pinned = 0;
     page->xcollected = 0;
@@ -102,11 +103,11 @@ void _fa_page_collect(fa_page_t *page)
         return;
     fa_block_t *list = fa_xfree_head(taken);
     uint32_t count = fa_xfree_count(taken);
-    if (page->free) {
+    if (page->free != FA_LIST_END) {
         /* Splice in front of the local list: find the remote list's end (the usual caller
          * collects only once the local list is empty, and needs no walk). */
         fa_block_t *tail = list;
-        for (fa_block_t *next; (next = fa_link_decode(tail->link)) != NULL; tail = next)
+        for (fa_block_t *next; (next = fa_link_decode(tail->link)) != FA_LIST_END; tail = next)
             if (!fa_page_has_block(page, (uintptr_t)next))
                 _fa_free_list_corrupt(page, "remote free list");
         tail->link = fa_link_encode(page->free);

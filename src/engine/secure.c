@@ -325,7 +325,7 @@ static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
 static void check_quarantined(const struct fa_held *held, const char *caller, bool whole)
 {
     const fa_block_t *block = held->block;
-    if (block->link != fa_link_encode(NULL) || block->mark != fa_page_mark(held->page) ||
+    if (block->link != fa_link_encode(FA_LIST_END) || block->mark != fa_page_mark(held->page) ||
         (whole && !free_block_intact(held->page, (uintptr_t)block)))
         report(caller, block, "write after free", held->page->block_size - FA_TRAILER);
 }
@@ -366,7 +366,7 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
                   caller, size, n, p);
     set_bytes((uint8_t *)p + sizeof(fa_block_t), fill_end(d) - sizeof(fa_block_t), fill_byte);
     fa_block_t *block = p;
-    block->link = fa_link_encode(NULL);
+    block->link = fa_link_encode(FA_LIST_END);
     block->mark = fa_page_mark(page);
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();

@@ -202,7 +202,7 @@ void _fa_segment_release_page(fa_page_t *page)
     fa_atomic_add_relaxed(&_fa_counters.bin_frees[page->bin], fa_page_frees(page));
     fa_atomic_add_relaxed(&_fa_counters.collected[page->bin], page->xcollected);
     page->xcollected = 0;
-    page->free = NULL;
+    page->free = FA_LIST_END;
     page->capacity = 0;
     fa_atomic_store_relaxed(&page->limit, 0); /* no block of it may be freed now */
     page->tally = 0;
