@@ -21,6 +21,8 @@
       "bytes of freed large blocks kept mapped for reuse")                                         \
     X(huge_pages, "HUGE_PAGES", FA_OPT_BOOL, 0, 0,                                                 \
       "back segments and large blocks with 2 MiB transparent huge pages (madvise)")                \
+    X(calloc_populate, "CALLOC_POPULATE", FA_OPT_BOOL, 1, 0,                                       \
+      "large calloc: fault fresh pages in at once while the program uses such blocks whole")       \
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
     X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
       "record every allocation call to this file (docs/trace.md)")                                 \

@@ -107,6 +107,10 @@ void _fa_heap_notify(fa_page_t *page);
 void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
 void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
+/* large_populate.c: the fresh pages of a large calloc, [fresh, end) from the segment's start */
+void _fa_large_calloc_fresh(fa_segment_t *seg, size_t fresh, size_t end);
+void _fa_large_calloc_freed(const fa_segment_t *seg);
+
 /* alloc.c */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
 

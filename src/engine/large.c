@@ -216,6 +216,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     seg->large_block = (uintptr_t)seg + offset;
     seg->large_usable = _fa_secure ? n : seg->mapped - offset;
     seg->secure = _fa_secure;
+    seg->calloced = 0;
     if (_fa_secure)
         _fa_secure_large_setup(seg, n);
     map_block(seg, true);
@@ -223,14 +224,18 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     fa_count(large_allocs, 1);
     fa_count(large_in_use, seg->large_usable);
     /* calloc clears only what a reused mapping held: fresh pages are zero, and writing them
-     * would fault them all in at once. */
+     * would fault them all in at once (large_populate.c decides whether to). */
     if (zero && dirty > offset)
         memset((void *)seg->large_block, 0, n < dirty - offset ? n : dirty - offset);
+    if (zero)
+        _fa_large_calloc_fresh(seg, dirty > offset ? dirty : offset, offset + n);
     return (void *)seg->large_block;
 }
 
 void _fa_large_free(fa_segment_t *seg)
 {
+    if (seg->calloced)
+        _fa_large_calloc_freed(seg);
     live_unlink(seg);
     _fa_large_freed(seg->large_block, seg->large_usable);
     map_block(seg, false);
@@ -269,6 +274,7 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
         return NULL;
     need = fa_align_up(need, FA_OS_PAGE);
     size_t old_usable = seg->large_usable;
+    seg->calloced = 0; /* resized: its pages no longer say how a calloc'd block is used */
     /* The mapping is resized to fit exactly: it no longer holds slack. */
     fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;

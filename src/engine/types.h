@@ -184,9 +184,9 @@ typedef struct fa_segment_s {
     uint8_t page_shift; /* page index = (p - segment) >> page_shift */
     uint16_t page_count;
     uint16_t used_pages;
-    uint8_t secure; /* large: mapped in secure mode (trailer, guard page, never cached) */
-    uint8_t pad;
-    struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */
+    uint8_t secure;         /* large: mapped in secure mode (trailer, guard page, never cached) */
+    uint8_t calloced;       /* large: the block came from calloc (large_populate.c) */
+    struct fa_heap_s *heap; /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
     struct fa_segment_s *all_next; /* registry of small and medium segments (for the purger) */

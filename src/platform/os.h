@@ -30,6 +30,12 @@ void _fa_os_unprotect(void *p, size_t size);
 void _fa_os_purge(void *p, size_t size);
 /* Ask for transparent huge pages behind a range (2 MiB-aligned parts of it); errors ignored. */
 void _fa_os_huge(void *p, size_t size);
+/* Fault a range of a private anonymous mapping in, writable, in one call (MADV_POPULATE_WRITE,
+ * Linux 5.14); errors (an older kernel, no memory: the pages then fault in at first touch, as
+ * usual) are ignored. */
+void _fa_os_populate(void *p, size_t size);
+/* How many pages of [p, p+size) are resident (p page-aligned); 0 if the kernel cannot say. */
+size_t _fa_os_resident_pages(const void *p, size_t size);
 /* Grow a mapping in place; false if the address space after it is taken. */
 bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size);
 /* Move a mapping to a new address aligned to align, growing it; NULL on failure (old stays). */

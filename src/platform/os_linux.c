@@ -105,6 +105,32 @@ void _fa_os_purge(void *p, size_t size)
     advise_quietly(p, size, MADV_DONTNEED);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+void _fa_os_populate(void *p, size_t size)
+{
+    advise_quietly(p, size, MADV_POPULATE_WRITE);
+}
+
+size_t _fa_os_resident_pages(const void *p, size_t size)
+{
+    unsigned char vec[512]; /* one byte per page: 2 MiB per call */
+    size_t resident = 0;
+    int saved = errno;
+    for (size_t done = 0; done < size;) {
+        size_t len = size - done < sizeof vec * FA_OS_PAGE ? size - done : sizeof vec * FA_OS_PAGE;
+        if (mincore((char *)p + done, len, vec) != 0)
+            break;
+        for (size_t i = 0; i < (len + FA_OS_PAGE - 1) / FA_OS_PAGE; i++)
+            resident += vec[i] & 1;
+        done += len;
+    }
+    errno = saved;
+    return resident;
+}
+
 void _fa_os_huge(void *p, size_t size)
 {
     advise_quietly(p, size, MADV_HUGEPAGE);
