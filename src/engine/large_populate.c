@@ -21,8 +21,8 @@
 #define FA_POPULATE_PROBE 8
 
 static bool populating; /* what the last block watched taught */
-static unsigned
-    populate_count; /* large callocs while populating (relaxed: a rough period will do) */
+/* Large callocs made while populating (relaxed: a rough period will do). */
+static unsigned populate_count;
 
 void _fa_large_calloc_fresh(fa_segment_t *seg, size_t fresh, size_t end)
 {
