@@ -185,7 +185,7 @@ typedef struct fa_segment_s {
     uint16_t page_count;
     uint16_t used_pages;
     uint8_t secure;         /* large: mapped in secure mode (trailer, guard page, never cached) */
-    uint8_t calloced;       /* large: the block came from calloc (large_populate.c) */
+    uint8_t calloced;       /* large: a calloc'd block large_populate.c watches */
     struct fa_heap_s *heap; /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
