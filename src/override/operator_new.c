@@ -28,10 +28,10 @@ extern void fa_cxx_bad_alloc_destructor(void *self) __asm__("_ZNSt9bad_allocD1Ev
     __attribute__((weak));
 
 /* While tracing, every form records its call (trace.c), also when it fails by throwing: the
- * call is recorded as failed before the exception is made (or, for a new-handler's own
- * exception, as it unwinds through new_traced: this file is built with -fexceptions), and a
- * new-handler runs outside the call, so that the allocations and frees of the C++ runtime and
- * of the handler are recorded as calls of their own. */
+ * call is recorded as failed before the exception is made, and before a new-handler runs (it
+ * may throw), so that the allocations and frees of the C++ runtime and of the handler are
+ * recorded as calls of their own, after the failed one; a retry after the handler returns is a
+ * call of its own too. */
 struct traced_new {
     uint8_t op;
     bool recorded;
@@ -105,12 +105,18 @@ __attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int 
             return cxx_nothrow_new_aligned(n, alignment, &nothrow_tag);
         if (nothrow && !alignment && cxx_nothrow_new)
             return cxx_nothrow_new(n, &nothrow_tag);
+        /* A traced call is recorded as failed before the handler runs, which may throw: the
+         * handler's own calls follow it in the trace, and if the handler returns, the next
+         * attempt is recorded as a call of its own. */
         struct traced_new *call = current_new;
         if (call)
-            _fa_trace_leave();
+            traced_new_done(call);
         handler();
-        if (call)
-            _fa_trace_resume();
+        if (call && _fa_trace_enter()) {
+            call->recorded = false;
+            call->outer = current_new;
+            current_new = call;
+        }
     }
 }
 
@@ -125,10 +131,10 @@ __attribute__((noinline)) static void *new_traced(uint8_t op, size_t n, size_t a
 {
     if (!_fa_trace_enter())
         return new_untraced(n, alignment, nothrow);
-    struct traced_new call __attribute__((cleanup(traced_new_done))) = {
-        .op = op, .n = n, .alignment = alignment, .outer = current_new};
+    struct traced_new call = {.op = op, .n = n, .alignment = alignment, .outer = current_new};
     current_new = &call;
     call.p = new_untraced(n, alignment, nothrow);
+    traced_new_done(&call);
     return call.p;
 }
 

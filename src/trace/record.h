@@ -15,9 +15,6 @@ bool _fa_trace_enter(void); /* false: not tracing, or a call made inside a trace
 /* op: enum fa_trace_op; alignment: the alignment asked for (0: the default). */
 void _fa_trace_record(uint8_t op, uint64_t size, size_t alignment, const void *in, const void *out);
 void _fa_trace_leave(void);
-/* Between _fa_trace_leave and _fa_trace_resume the thread makes calls of its own (operator
- * new's new-handler); the call resumed takes its number when it is recorded. */
-void _fa_trace_resume(void);
 void _fa_trace_point(void); /* a free inside a traced call: the call takes its number now */
 uint8_t _fa_trace_free_op(const char *caller); /* the op of a free, by the caller's name */
 void _fa_trace_thread_exit(void);

@@ -275,11 +275,6 @@ void _fa_trace_leave(void)
     self.timed = false;
 }
 
-void _fa_trace_resume(void)
-{
-    self.busy = true;
-}
-
 uint8_t _fa_trace_free_op(const char *caller)
 {
     /* The callers' names of override/operator_new.c; every other one is a free. */
