@@ -7,7 +7,8 @@
  * through weak references: std::get_new_handler() for the new-handler loop, and
  * __cxa_allocate_exception/__cxa_throw to throw std::bad_alloc. Were they missing (a C++
  * runtime linked statically and not exported), failure prints a message and aborts. This file
- * is built with -fexceptions so that a new-handler's exception can unwind through it.
+ * is built with unwind tables so that a new-handler's exception can pass through it; no frame
+ * here has a cleanup to run (so no -fexceptions, which would need libgcc_s at every start).
  */
 #include <stddef.h>
 
