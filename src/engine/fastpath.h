@@ -11,14 +11,8 @@
 #include "engine/free_list.h"
 #include "platform/atomic.h"
 
-/* Empty asm statements that only steer gcc's register choice, one instruction each on these
- * paths: malloc builds the block in the return register (else it ends with a move), and free
- * keeps one page pointer (else it keeps the segment and the offset and adds them twice). */
-#if defined(__x86_64__)
-#define FA_IN_RETURN_REGISTER(x) __asm__("" : "+a"(x))
-#else
-#define FA_IN_RETURN_REGISTER(x) ((void)0)
-#endif
+/* An empty asm statement that only steers gcc's register choice: free keeps one page pointer
+ * (else it keeps the segment and the offset and adds them twice: one instruction more). */
 #define FA_MATERIALIZE(x) __asm__("" : "+r"(x))
 
 static inline __attribute__((always_inline)) void *fa_malloc_inline(size_t n)
@@ -33,7 +27,6 @@ static inline __attribute__((always_inline)) void *fa_malloc_inline(size_t n)
             page->free = fa_link_decode(block->link);
             block->mark = 0;
             page->tally += FA_TALLY_ALLOC;
-            FA_IN_RETURN_REGISTER(block);
             return block;
         }
     }
@@ -54,7 +47,6 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
      * all fail one of these tests and take the slow path. */
     unsigned entry = fa_atomic_load_relaxed(&_fa_segmap[chunk]);
     if (fa_likely(fa_map_is_segment(entry))) {
-        FA_MATERIALIZE(chunk); /* the segment from the chunk: one shift, not a copy and a mask */
         fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
         fa_page_t *page = &seg->pages[(a & FA_SEG_MASK) >> entry];
         FA_MATERIALIZE(page);
