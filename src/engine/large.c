@@ -225,10 +225,14 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     fa_count(large_in_use, seg->large_usable);
     /* calloc clears only what a reused mapping held: fresh pages are zero, and writing them
      * would fault them all in at once (large_populate.c decides whether to). */
-    if (zero && dirty > offset)
-        memset((void *)seg->large_block, 0, n < dirty - offset ? n : dirty - offset);
-    if (zero)
-        _fa_large_calloc_fresh(seg, dirty > offset ? dirty : offset, offset + n);
+    if (zero) {
+        size_t fresh = dirty < offset + n ? dirty : offset + n; /* the block's first fresh byte */
+        if (fresh > offset)
+            memset((void *)seg->large_block, 0, fresh - offset);
+        else
+            fresh = offset;
+        _fa_large_calloc_fresh(seg, fresh, offset + n);
+    }
     return (void *)seg->large_block;
 }
 

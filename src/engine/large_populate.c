@@ -26,7 +26,7 @@ static unsigned populate_count;
 
 void _fa_large_calloc_fresh(fa_segment_t *seg, size_t fresh, size_t end)
 {
-    fresh = fa_align_up(fresh, FA_OS_PAGE);
+    fresh = fa_align_up(fresh, FA_OS_PAGE); /* fresh <= end: no overflow */
     if (fresh >= end || !fa_option(calloc_populate))
         return;
     if (!fa_atomic_load_relaxed(&populating) ||

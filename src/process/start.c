@@ -54,8 +54,7 @@ static void start_lab_if_asked(void)
         return;
     _fa_lab_init();
     fa_atomic_store_release(&_fa_mode, &_fa_lab_mode);
-    if (_fa_heap_tls != &_fa_heap_empty)
-        _fa_heap_abandon_mine();
+    _fa_heap_abandon_mine();
 }
 
 void _fa_process_init(void)
@@ -87,7 +86,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         /* Blocks allocated before we could read the options stay in default pages. */
         _fa_secure_init();
         _fa_trace_start();
-        if ((_fa_secure || _fa_tracing) && _fa_heap_tls != &_fa_heap_empty)
+        if (_fa_secure || _fa_tracing)
             _fa_heap_abandon_mine();
     }
     _fa_started = true;
