@@ -50,6 +50,13 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
 
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
 {
+    /* The sizes above the direct slots pop as the inline fast path does, through their class's
+     * page: an empty heap's, a slow page's and an empty list's slot says NULL. */
+    if (n > FA_DIRECT_MAX && n <= FA_CLASS_MAX) {
+        fa_block_t *block = fa_direct_pop(heap->bin_page[fa_bin_of(n)]);
+        if (fa_likely(block != NULL))
+            return block;
+    }
     /* A thread's first call starts the process first: that decides whether it is traced. */
     if (fa_unlikely(heap == &_fa_heap_empty))
         _fa_process_init();

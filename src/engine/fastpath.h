@@ -15,20 +15,27 @@
  * (else it keeps the segment and the offset and adds them twice: one instruction more). */
 #define FA_MATERIALIZE(x) __asm__("" : "+r"(x))
 
+/* The head block of a page from a direct slot (or bin_page), taken off its list; NULL when the
+ * list is empty or its link was overwritten: the slow path tells the two apart before anything
+ * follows the link. */
+static inline __attribute__((always_inline)) fa_block_t *fa_direct_pop(fa_page_t *page)
+{
+    fa_block_t *block = page->free;
+    if (fa_unlikely(!fa_link_usable(block)))
+        return NULL;
+    page->free = fa_link_decode(block->link);
+    block->mark = 0;
+    page->tally += FA_TALLY_ALLOC;
+    return block;
+}
+
 static inline __attribute__((always_inline)) void *fa_malloc_inline(size_t n)
 {
     fa_heap_t *heap = _fa_heap_tls;
     if (fa_likely(n <= FA_DIRECT_MAX)) {
-        fa_page_t *page = heap->direct[n];
-        fa_block_t *block = page->free;
-        /* An empty list and a link the program overwrote both go to the slow path, which
-         * tells them apart before anything follows the link. */
-        if (fa_likely(fa_link_usable(block))) {
-            page->free = fa_link_decode(block->link);
-            block->mark = 0;
-            page->tally += FA_TALLY_ALLOC;
+        fa_block_t *block = fa_direct_pop(heap->direct[n]);
+        if (fa_likely(block != NULL))
             return block;
-        }
     }
     return _fa_malloc_generic(n, heap);
 }

@@ -19,7 +19,8 @@
 
 __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_fa_heap_empty;
 fa_page_t _fa_page_empty = {.free = FA_LIST_END};
-fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty}};
+fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty},
+                            .bin_page = {[0 ... FA_BINS - 1] = &_fa_page_empty}};
 
 static fa_heap_t *pool; /* heap structures not in use */
 static fa_heap_t *all_heaps;
@@ -90,12 +91,14 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
         head->pinned = 1;
         head->used++;
     }
+    fa_page_t *fast = head && !head->slow ? head : &_fa_page_empty;
+    heap->bin_page[bin] = fast;
     size_t size = fa_bin_size(bin);
     if (size > FA_DIRECT_MAX)
         return;
     size_t first = bin ? fa_bin_size(bin - 1) + 1 : 0;
     for (size_t slot = first; slot <= size; slot++)
-        heap->direct[slot] = head && !head->slow ? head : &_fa_page_empty;
+        heap->direct[slot] = fast;
 }
 
 static void release_page(fa_heap_t *heap, fa_page_t *page)
@@ -344,6 +347,8 @@ fa_heap_t *_fa_heap_init_thread(void)
     heap->next_purge = 0;
     for (size_t i = 0; i < FA_DIRECT_SLOTS; i++)
         heap->direct[i] = &_fa_page_empty;
+    for (size_t bin = 0; bin < FA_BINS; bin++)
+        heap->bin_page[bin] = &_fa_page_empty;
     return start_using(heap);
 }
 
