@@ -129,9 +129,10 @@ void _fa_free_block(fa_page_t *page, fa_block_t *block)
         free_local(heap, page, block);
 }
 
-/* The rest of _fa_free_in_page: apart, so that its usual case saves no registers. */
-static __attribute__((noinline)) void free_in_page_traced(void *p, fa_page_t *page,
-                                                          const char *caller, size_t size)
+/* _fa_free_in_page past its usual case: the trace, then every check (apart, so that the usual
+ * case saves no registers). */
+static __attribute__((noinline)) void free_in_page_checked(void *p, fa_page_t *page,
+                                                           const char *caller, size_t size)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)p & ~FA_SEG_MASK);
     if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
@@ -159,7 +160,7 @@ void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
         push_remote(page, p);
         return;
     }
-    free_in_page_traced(p, page, caller, size);
+    free_in_page_checked(p, page, caller, size);
 }
 
 /* Everything the fast path could not place in a page: NULL, foreign pointers, the interior

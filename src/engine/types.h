@@ -210,9 +210,8 @@ typedef struct fa_heap_s {
     /* n -> the page that serves n bytes, one slot per byte count rather than per class, so
      * that malloc indexes it with n itself (no rounding: two instructions less); 8 KiB. */
     fa_page_t *direct[FA_DIRECT_SLOTS];
-    /* bin -> the page malloc pops from without the queue's checks: the same page as the direct
-     * slots' for the sizes above FA_DIRECT_MAX (the empty page when there is none, or it is
-     * slow). */
+    /* bin -> its queue's head as the direct slots hold it (the empty page when there is none
+     * or it is slow): malloc pops from it for the sizes above FA_DIRECT_MAX. */
     fa_page_t *bin_page[FA_BINS];
     fa_page_queue_t queues[FA_BINS];      /* pages with free blocks, head first */
     fa_page_queue_t full;                 /* pages with no free block */
