@@ -145,15 +145,15 @@ static __attribute__((noinline)) void free_in_page_checked(void *p, fa_page_t *p
 
 void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
 {
-    /* The usual case first, with only the checks it needs: a block of another thread's page
-     * (not slow: no secure trailer, no trace), freed by a thread that has a heap to count in.
-     * A page given back or never used has limit 0, a large block's page too: the block test
-     * sends them to the full checks. */
+    /* The usual case first, with only the checks it needs: a block of another thread's page,
+     * freed by a thread that has a heap to count in. A slow page (secure mode; every page
+     * while tracing, which is decided before the first page exists) goes to the full checks,
+     * as do a page given back or never used and a large block's page (limit 0: the block test
+     * fails). */
     uintptr_t owner = fa_atomic_load_relaxed(&page->owner);
     fa_heap_t *heap = _fa_heap_tls;
     if (fa_likely(fa_owner_heap(owner) != heap && !(owner & FA_OWNER_SLOW) &&
-                  heap != &_fa_heap_empty && !_fa_trace_on &&
-                  fa_page_has_block(page, (uintptr_t)p))) {
+                  heap != &_fa_heap_empty && fa_page_has_block(page, (uintptr_t)p))) {
         if (fa_unlikely(_fa_block_is_free(page, p)))
             _fa_double_free(caller, p, page->block_size);
         heap->remote_frees[page->bin]++;

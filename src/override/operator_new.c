@@ -43,6 +43,14 @@ struct traced_new {
 /* The thread's operator new being recorded, if any. */
 static __thread struct traced_new *current_new __attribute__((tls_model("initial-exec")));
 
+/* The call becomes the thread's current one (after _fa_trace_enter said to record it). */
+static void traced_new_begin(struct traced_new *call)
+{
+    call->recorded = false;
+    call->outer = current_new;
+    current_new = call;
+}
+
 static void traced_new_done(struct traced_new *call)
 {
     if (call->recorded)
@@ -113,11 +121,8 @@ __attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int 
         if (call)
             traced_new_done(call);
         handler();
-        if (call && _fa_trace_enter()) {
-            call->recorded = false;
-            call->outer = current_new;
-            current_new = call;
-        }
+        if (call && _fa_trace_enter())
+            traced_new_begin(call);
     }
 }
 
@@ -132,8 +137,8 @@ __attribute__((noinline)) static void *new_traced(uint8_t op, size_t n, size_t a
 {
     if (!_fa_trace_enter())
         return new_untraced(n, alignment, nothrow);
-    struct traced_new call = {.op = op, .n = n, .alignment = alignment, .outer = current_new};
-    current_new = &call;
+    struct traced_new call = {.op = op, .n = n, .alignment = alignment};
+    traced_new_begin(&call);
     call.p = new_untraced(n, alignment, nothrow);
     traced_new_done(&call);
     return call.p;
