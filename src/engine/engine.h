@@ -107,8 +107,13 @@ void _fa_heap_notify(fa_page_t *page);
 void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
 void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
-/* large_populate.c: the fresh pages of a large calloc, [fresh, end) from the segment's start */
-void _fa_large_calloc_fresh(fa_segment_t *seg, size_t fresh, size_t end);
+/* large_populate.c: large callocs' fresh pages, faulted in at once while the program is seen
+ * to use such blocks whole (populating), but for one in a few all-fresh blocks, left alone to
+ * keep watching (probe: counts one); the fresh pages, [fresh, end) from the segment's start,
+ * populated or left to be watched. */
+bool _fa_large_calloc_populating(void);
+bool _fa_large_calloc_probe(void);
+void _fa_large_calloc_fresh(fa_segment_t *seg, size_t fresh, size_t end, bool populate);
 void _fa_large_calloc_freed(const fa_segment_t *seg);
 
 /* alloc.c */
@@ -157,8 +162,20 @@ void _fa_large_unmap(void *base, size_t size); /* a whole large mapping, with th
 /* fn for every live large block, under _fa_global_lock (fn must not allocate or free). */
 void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg);
 /* A mapping taken for reuse, fitted to `size` bytes (grown, or its tail given back); NULL if
- * it could not be grown (it is unmapped then). */
+ * it could not be grown (it is unmapped, or its pages are spare, then). */
 fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);
+/* Bytes of freed large memory kept mapped: cached mappings and spare pages, together within
+ * FITALLOC_LARGE_CACHE; under _fa_global_lock. */
+extern size_t _fa_large_kept;
+
+/* large_spare.c: freed large memory kept mapped, moved under new blocks */
+/* Hand [keep, mapped) of seg's mapping (keep 0: all of it, header and all) to the spare pages,
+ * or to the OS what they cannot keep; seg keeps the first `keep` bytes. */
+void _fa_spare_give(fa_segment_t *seg, size_t keep);
+/* Move spare pages over the fresh pages [from, mapped) of seg's mapping (one part, the last):
+ * returns where the moved-in pages end (from if none), the range before that holding old data. */
+size_t _fa_spare_fill(fa_segment_t *seg, size_t from);
+void _fa_spare_purge(uint64_t now, bool force, long *next);
 
 /* purge.c */
 /* A purge pass's *next (ms until the next item is due, -1 for none) lowered to cover one more

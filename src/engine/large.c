@@ -6,8 +6,10 @@
  * The segment map marks base's chunk as a segment, so free finds the header by masking the
  * pointer, as for pages. A block aligned to more than 2 MiB may start in a later chunk: those
  * chunks are marked "interior" and the header is found by walking back. Freed mappings wait in
- * the cache (bounded by FITALLOC_LARGE_CACHE bytes) until the purge delay ends; realloc grows
- * a mapping with mremap, in place when the address space after it is free.
+ * the cache (bounded by FITALLOC_LARGE_CACHE bytes) until the purge delay ends; tails handed
+ * back and mappings the cache cannot keep become spare pages (large_spare.c), which large
+ * callocs take instead of fresh ones. realloc grows a mapping with mremap, in place when the
+ * address space after it is free.
  */
 #include <errno.h>
 #include <string.h>
@@ -20,7 +22,7 @@
 #define FA_LARGE_CACHE_SLOTS 16
 
 static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
-static size_t cache_bytes;
+size_t _fa_large_kept;
 /* Bytes that live large blocks hold beyond their request because they reuse a bigger cached
  * mapping: bounded by FITALLOC_LARGE_CACHE, like the cache itself. */
 static size_t slack_bytes;
@@ -70,9 +72,23 @@ static void map_block(fa_segment_t *seg, bool present)
                    present ? FA_MAP_INTERIOR : FA_MAP_NONE);
 }
 
+/* Grow seg's mapping to `size` bytes where it is. One kernel mapping grows with mremap; one
+ * made of parts (spare pages moved in) cannot, so fresh pages are mapped after it, as a part
+ * of their own. */
+static bool grow_in_place(fa_segment_t *seg, size_t size)
+{
+    size_t mapped = seg->mapped;
+    if (!seg->large_splits)
+        return _fa_os_grow_in_place(seg, mapped, size);
+    if (seg->large_splits == FA_LARGE_SPLITS || !_fa_os_map_at((char *)seg + mapped, size - mapped))
+        return false;
+    seg->large_split[seg->large_splits++] = mapped;
+    return true;
+}
+
 /* Adjust a mapping taken from the cache to `size` bytes: trim a tail that would be mostly
- * waste, or grow it with mremap (the pages it holds stay; only the new part is faulted in).
- * On failure the mapping is unmapped and NULL returned. */
+ * waste, or grow it (the pages it holds stay; only the new part is fresh). If it cannot grow
+ * (nor move, being one kernel mapping), its pages become spare and NULL is returned. */
 fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
 {
     size_t mapped = seg->mapped;
@@ -88,22 +104,15 @@ fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
         }
         fa_atomic_sub_relaxed(&slack_bytes, slack);
         size_t keep = fa_align_up(size + size / 8, FA_OS_PAGE);
-        if (keep < mapped) {
-            _fa_os_unmap((char *)seg + keep, mapped - keep);
-            fa_count(reserved, -(uint64_t)(mapped - keep));
-            fa_count(purged, mapped - keep);
-            _fa_stats_commit(-(int64_t)(mapped - keep));
-            seg->mapped = keep;
-        }
+        if (keep < mapped)
+            _fa_spare_give(seg, keep);
         return seg;
     }
     fa_segment_t *grown = seg;
-    if (!_fa_os_grow_in_place(seg, mapped, size)) {
-        grown = _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
+    if (!grow_in_place(seg, size)) {
+        grown = seg->large_splits ? NULL : _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
         if (!grown) {
-            _fa_os_unmap(seg, mapped);
-            fa_count(reserved, -(uint64_t)mapped);
-            _fa_stats_commit(-(int64_t)mapped);
+            _fa_spare_give(seg, 0);
             return NULL;
         }
     }
@@ -113,10 +122,30 @@ fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
     return grown;
 }
 
+/* A new mapping of `size` bytes, aligned to base_align, with spare pages moved over its fresh
+ * ones if `fill` (but for the first page: the header is there). *dirty: where the old data
+ * they hold ends (0: none). NULL if the OS has no memory. */
+static fa_segment_t *map_new(size_t size, size_t base_align, bool fill, size_t *dirty)
+{
+    fa_segment_t *seg = _fa_os_map_aligned(size, base_align);
+    if (!seg)
+        return NULL;
+    if (fa_option(huge_pages))
+        _fa_os_huge(seg, size);
+    fa_count(reserved, size);
+    _fa_stats_commit((int64_t)size);
+    seg->mapped = size;
+    seg->large_slack = 0;
+    seg->large_splits = 0;
+    size_t filled = fill ? _fa_spare_fill(seg, FA_OS_PAGE) : FA_OS_PAGE;
+    *dirty = filled > FA_OS_PAGE ? filled : 0;
+    return seg;
+}
+
 /* A cached mapping for `size` bytes: the smallest that is large enough, else the largest one
- * (grown); NULL if the cache is empty. *dirty: the bytes at its start that may hold old data
- * (a part added by growing it is fresh from the OS, zero already). */
-static fa_segment_t *cache_take(size_t size, size_t *dirty)
+ * (grown, with spare pages if `fill`); NULL if the cache is empty. *dirty: the bytes at its
+ * start that may hold old data (fresh pages from the OS are zero). */
+static fa_segment_t *cache_take(size_t size, bool fill, size_t *dirty)
 {
     size_t pick = FA_LARGE_CACHE_SLOTS;
     fa_mutex_lock(&_fa_global_lock);
@@ -137,13 +166,18 @@ static fa_segment_t *cache_take(size_t size, size_t *dirty)
     if (pick < FA_LARGE_CACHE_SLOTS) {
         found = cache[pick];
         cache[pick] = NULL;
-        cache_bytes -= found->mapped;
+        _fa_large_kept -= found->mapped;
     }
     fa_mutex_unlock(&_fa_global_lock);
     if (!found)
         return NULL;
-    *dirty = found->mapped < size ? found->mapped : size;
-    return _fa_large_fit_mapping(found, size);
+    size_t had = found->mapped;
+    fa_segment_t *fitted = _fa_large_fit_mapping(found, size);
+    if (!fitted) /* it could not grow: its pages are spare now, to fill a new mapping */
+        return fill ? map_new(size, FA_SEG_SIZE, true, dirty) : NULL;
+    /* A grown mapping's new pages are fresh, or spare pages moved in (old data). */
+    *dirty = had >= size ? size : fill ? _fa_spare_fill(fitted, had) : had;
+    return fitted;
 }
 
 void _fa_large_unmap(void *base, size_t size)
@@ -152,11 +186,6 @@ void _fa_large_unmap(void *base, size_t size)
     fa_count(purged, size);
     _fa_stats_commit(-(int64_t)size);
     _fa_os_unmap(base, size);
-}
-
-static void unmap_large(fa_segment_t *seg)
-{
-    _fa_large_unmap(seg, seg->mapped);
 }
 
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
@@ -182,6 +211,8 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     bool shiftable = alignment <= FA_OS_PAGE;
     size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
+    /* Spare pages stand in for fresh ones where those would be faulted in at once. */
+    bool whole = zero && _fa_large_calloc_populating();
     fa_segment_t *seg = NULL;
     size_t dirty = 0; /* bytes at the mapping's start that may hold old data */
     if (_fa_secure) {
@@ -189,22 +220,17 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         seg = _fa_secure_large_take(size, base_align, &zeroed);
         dirty = zeroed ? 0 : SIZE_MAX;
     } else if (base_align == FA_SEG_SIZE) {
-        seg = cache_take(size, &dirty);
+        seg = cache_take(size, whole, &dirty);
     }
+    /* A block all fresh may be left alone, to keep watching; one holding old data cannot be. */
+    bool populate = whole && (dirty || !_fa_large_calloc_probe());
     uintptr_t previous = seg ? seg->large_block : 0; /* the block freed here last */
     if (!seg) {
-        seg = _fa_os_map_aligned(size, base_align);
+        seg = map_new(size, base_align, populate && !_fa_secure, &dirty);
         if (!seg) {
             errno = ENOMEM;
             return NULL;
         }
-        if (fa_option(huge_pages))
-            _fa_os_huge(seg, size);
-        fa_count(reserved, size);
-        _fa_stats_commit((int64_t)size);
-        seg->mapped = size;
-        seg->large_slack = 0;
-        dirty = 0;
     }
     if (shiftable && previous == (uintptr_t)seg + offset)
         offset += FA_OS_PAGE;
@@ -231,7 +257,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
             memset((void *)seg->large_block, 0, fresh - offset);
         else
             fresh = offset;
-        _fa_large_calloc_fresh(seg, fresh, offset + n);
+        _fa_large_calloc_fresh(seg, fresh, offset + n, populate);
     }
     return (void *)seg->large_block;
 }
@@ -254,9 +280,9 @@ void _fa_large_free(fa_segment_t *seg)
         seg->cached_at = _fa_os_now_ms();
         fa_mutex_lock(&_fa_global_lock);
         for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
-            if (!cache[i] && cache_bytes + seg->mapped <= (size_t)fa_option(large_cache)) {
+            if (!cache[i] && _fa_large_kept + seg->mapped <= (size_t)fa_option(large_cache)) {
                 cache[i] = seg;
-                cache_bytes += seg->mapped;
+                _fa_large_kept += seg->mapped;
                 cached = true;
             }
         }
@@ -267,7 +293,7 @@ void _fa_large_free(fa_segment_t *seg)
     else if (seg->secure)
         _fa_secure_large_retire(seg);
     else
-        unmap_large(seg);
+        _fa_spare_give(seg, 0);
 }
 
 void *_fa_large_realloc(fa_segment_t *seg, size_t n)
@@ -283,17 +309,15 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;
     if (need <= seg->mapped) {
-        /* Shrink: hand the tail back. */
-        _fa_os_unmap((char *)seg + need, seg->mapped - need);
-        fa_count(reserved, -(uint64_t)(seg->mapped - need));
-        _fa_stats_commit(-(int64_t)(seg->mapped - need));
-        seg->mapped = need;
+        if (need < seg->mapped)
+            _fa_spare_give(seg, need); /* the tail */
     } else {
         /* Grow with an eighth of headroom so that a buffer grown step by step moves rarely. */
         size_t grown = fa_align_up(need + need / 8, FA_OS_PAGE);
         size_t old_mapped = seg->mapped;
-        if (!_fa_os_grow_in_place(seg, old_mapped, grown)) {
-            if (offset >= FA_SEG_SIZE)
+        if (!grow_in_place(seg, grown)) {
+            /* A mapping of several parts cannot move: realloc copies it. */
+            if (offset >= FA_SEG_SIZE || seg->large_splits)
                 return NULL;
             /* Forget the old address before the move releases it: another thread may map a
              * segment there at once, and its map entry must not be erased after the fact. */
@@ -331,7 +355,7 @@ void _fa_large_purge(uint64_t now, bool force, long *next)
             continue;
         if (force || seg->cached_at + delay <= now) {
             cache[i] = NULL;
-            cache_bytes -= seg->mapped;
+            _fa_large_kept -= seg->mapped;
             expired[count++] = seg;
         } else {
             fa_purge_note_due(next, seg->cached_at + delay, now);
@@ -339,5 +363,5 @@ void _fa_large_purge(uint64_t now, bool force, long *next)
     }
     fa_mutex_unlock(&_fa_global_lock);
     for (size_t i = 0; i < count; i++)
-        unmap_large(expired[i]);
+        _fa_large_unmap(expired[i], expired[i]->mapped);
 }

@@ -9,9 +9,12 @@
  * it. So fitalloc watches what the program does with the blocks it leaves alone: when one of
  * them is freed, it counts its resident pages. After one that was used nearly whole (7/8 of its
  * pages), large callocs populate; after one used less than half, they stop. While they
- * populate, every FA_POPULATE_PROBE-th block is still left alone, to keep watching (a populated
- * block is resident whatever the program did with it). At start they do not populate: the
+ * populate, every FA_POPULATE_PROBE-th block that could be watched (all of it fresh) is still
+ * left alone, to keep watching (a populated block is resident whatever the program did with
+ * it, and so is one that holds old data). At start they do not populate: the
  * first blocks are left to the first touch. FITALLOC_CALLOC_POPULATE=0 never populates.
+ * A block to be populated may get spare pages (large_spare.c) instead of fresh ones: they are
+ * resident already, and clearing them costs less than faulting fresh ones in.
  * docs/bench.md ("buffers") has the measurements.
  */
 #include "common/options.h"
@@ -21,16 +24,26 @@
 #define FA_POPULATE_PROBE 8
 
 static bool populating; /* what the last block watched taught */
-/* Large callocs made while populating (relaxed: a rough period will do). */
+/* Large callocs that could be watched, made while populating (relaxed: a rough period will
+ * do). */
 static unsigned populate_count;
 
-void _fa_large_calloc_fresh(fa_segment_t *seg, size_t fresh, size_t end)
+bool _fa_large_calloc_populating(void)
+{
+    return fa_option(calloc_populate) && fa_atomic_load_relaxed(&populating);
+}
+
+bool _fa_large_calloc_probe(void)
+{
+    return fa_atomic_add_relaxed(&populate_count, 1) % FA_POPULATE_PROBE == 0;
+}
+
+void _fa_large_calloc_fresh(fa_segment_t *seg, size_t fresh, size_t end, bool populate)
 {
     fresh = fa_align_up(fresh, FA_OS_PAGE); /* fresh <= end: no overflow */
     if (fresh >= end || !fa_option(calloc_populate))
         return;
-    if (!fa_atomic_load_relaxed(&populating) ||
-        fa_atomic_add_relaxed(&populate_count, 1) % FA_POPULATE_PROBE == 0) {
+    if (!populate) {
         /* Watched (left to the first touch, its pages counted at its free) if all of it is
          * fresh: memory a reused mapping held is resident whatever the program does. */
         seg->calloced = fresh <= fa_align_up(seg->large_block - (uintptr_t)seg, FA_OS_PAGE);

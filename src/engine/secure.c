@@ -456,6 +456,7 @@ fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed)
         _fa_os_unprotect((char *)seg + mapped - FA_OS_PAGE, FA_OS_PAGE);
     seg->mapped = mapped;
     seg->large_slack = 0;
+    seg->large_splits = 0; /* secure mode moves no spare pages in */
     seg->large_block = block;
     return _fa_large_fit_mapping(seg, size);
 }

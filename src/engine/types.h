@@ -37,6 +37,8 @@
 #define FA_SMALL_MAX ((size_t)8 << 10)
 #define FA_MEDIUM_MAX ((size_t)128 << 10)
 #define FA_CLASS_MAX ((size_t)512 << 10)
+/* Parts a large block's mapping may be made of, beyond the first (large_spare.c). */
+#define FA_LARGE_SPLITS 15
 #define FA_MAX_PAGES (FA_SEG_SIZE >> FA_SMALL_PAGE_SHIFT)
 
 /* Size classes: 16-byte steps up to 128, then 8 classes per doubling up to FA_MEDIUM_MAX, then
@@ -196,6 +198,11 @@ typedef struct fa_segment_s {
     uintptr_t large_block; /* large: the block's address */
     size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
     size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
+    /* large: where the kernel mappings the block's mapping is made of may meet (offsets, in
+     * order): spare pages moved in (large_spare.c) are mappings of their own, and mremap cannot
+     * grow or move a range that spans several. None: one mapping. */
+    uint8_t large_splits;
+    size_t large_split[FA_LARGE_SPLITS];
     /* page_count entries (one for a large block), each starting a cache line */
     fa_page_t pages[] __attribute__((aligned(64)));
 } fa_segment_t;

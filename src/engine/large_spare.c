@@ -1,0 +1,162 @@
+/* Spare pages: memory of freed large blocks kept mapped, and moved under the next ones.
+ *
+ * A large block is a mapping of its own, sized to its request. A program that replaces big
+ * buffers of varying sizes rarely frees a mapping that fits the next request: reusing a bigger
+ * one leaves a tail to hand back, a smaller one has to grow. Handing the tail to the OS and
+ * faulting fresh pages in for the growth costs a fault and a page the kernel clears, per 4 KiB,
+ * at every replacement. Instead such a tail (or a whole mapping the cache cannot keep) waits
+ * here, mapped, and the next mapping that needs fresh pages takes these with mremap, which
+ * moves page-table entries and copies nothing. They hold old data: calloc clears them, which
+ * costs less than the faults. docs/design.md ("Large blocks") has the measurements.
+ *
+ * Only large callocs whose fresh pages would be faulted in at once anyway take spare pages
+ * (large_populate.c): elsewhere they would make resident what the program may never touch. So
+ * pages are kept spare only while such callocs are seen. They count against
+ * FITALLOC_LARGE_CACHE together with the cached mappings (_fa_large_kept) and go back to the
+ * OS after FITALLOC_PURGE_DELAY, as those do.
+ *
+ * mremap moves a range only from within one kernel mapping, and a range moved into a block's
+ * mapping stays a kernel mapping of its own. So a block's mapping records where its parts meet
+ * (large_split), a piece is cut at those points when it comes back here, and no piece ever
+ * spans two kernel mappings. Secure mode keeps no spare pages (secure.c retires mappings).
+ */
+#include <string.h>
+
+#include "common/options.h"
+#include "engine/engine.h"
+
+#define FA_SPARE_SLOTS 64
+/* A smaller piece goes back to the OS: not worth a slot and a system call. */
+#define FA_SPARE_MIN ((size_t)64 << 10)
+
+/* Under _fa_global_lock. A slot of size 0 is free. */
+static struct spare_piece {
+    uintptr_t base;
+    size_t size;
+    uint64_t since; /* ms: when it was freed */
+} pieces[FA_SPARE_SLOTS];
+
+/* Keep [base, base+size), which lies in one kernel mapping, if the budget and a slot allow;
+ * else unmap it. Whether it was kept. */
+static bool keep_piece(uintptr_t base, size_t size, uint64_t now)
+{
+    bool kept = false;
+    /* Only large callocs that populate take spare pages: otherwise they would only wait. */
+    if (size >= FA_SPARE_MIN && !_fa_secure && _fa_large_calloc_populating() &&
+        _fa_os_moves_pages()) {
+        fa_mutex_lock(&_fa_global_lock);
+        if (_fa_large_kept + size <= (size_t)fa_option(large_cache)) {
+            for (size_t i = 0; i < FA_SPARE_SLOTS && !kept; i++) {
+                if (!pieces[i].size) {
+                    pieces[i] = (struct spare_piece){base, size, now};
+                    _fa_large_kept += size;
+                    kept = true;
+                }
+            }
+        }
+        fa_mutex_unlock(&_fa_global_lock);
+    }
+    if (!kept)
+        _fa_large_unmap((void *)base, size);
+    return kept;
+}
+
+void _fa_spare_give(fa_segment_t *seg, size_t keep)
+{
+    FA_ASSERT(keep % FA_OS_PAGE == 0 && keep <= seg->mapped);
+    size_t mapped = seg->mapped;
+    size_t splits = seg->large_splits;
+    size_t split[FA_LARGE_SPLITS];
+    /* Read before the header's own page may be handed over (keep 0). */
+    memcpy(split, seg->large_split, splits * sizeof split[0]);
+    if (keep) {
+        seg->mapped = keep;
+        while (seg->large_splits && seg->large_split[seg->large_splits - 1] >= keep)
+            seg->large_splits--;
+    }
+    /* One piece per part, from the last one down to keep. */
+    uint64_t now = _fa_os_now_ms();
+    bool any = false;
+    size_t end = mapped;
+    for (size_t part = splits + 1; part-- > 0 && end > keep;) {
+        size_t start = part ? split[part - 1] : 0;
+        if (start < keep)
+            start = keep;
+        any |= keep_piece((uintptr_t)seg + start, end - start, now);
+        end = start;
+    }
+    if (any)
+        _fa_purge_kick();
+}
+
+/* Record that a part of seg's mapping starts at `at` (unless one does already). */
+static void split_at(fa_segment_t *seg, size_t at)
+{
+    size_t n = seg->large_splits;
+    if (at > 0 && at < seg->mapped && (n == 0 || seg->large_split[n - 1] < at)) {
+        FA_ASSERT(n < FA_LARGE_SPLITS);
+        seg->large_split[n] = at;
+        seg->large_splits = (uint8_t)(n + 1);
+    }
+}
+
+size_t _fa_spare_fill(fa_segment_t *seg, size_t from)
+{
+    FA_ASSERT(from % FA_OS_PAGE == 0 && from <= seg->mapped && !_fa_secure);
+    size_t at = from;
+    /* Each piece moved in may add two splits: where it starts and where fresh pages resume. */
+    while (at < seg->mapped && seg->large_splits + 2 <= FA_LARGE_SPLITS) {
+        uintptr_t source = 0;
+        size_t take = 0;
+        fa_mutex_lock(&_fa_global_lock);
+        size_t pick = FA_SPARE_SLOTS;
+        for (size_t i = 0; i < FA_SPARE_SLOTS; i++) {
+            if (pieces[i].size && (pick == FA_SPARE_SLOTS || pieces[i].size > pieces[pick].size))
+                pick = i;
+        }
+        if (pick < FA_SPARE_SLOTS) {
+            /* The biggest piece (fewest parts), from its end (the rest stays where it is). */
+            struct spare_piece *piece = &pieces[pick];
+            take = piece->size < seg->mapped - at ? piece->size : seg->mapped - at;
+            piece->size -= take;
+            source = piece->base + piece->size;
+            _fa_large_kept -= take;
+        }
+        fa_mutex_unlock(&_fa_global_lock);
+        if (!take)
+            break;
+        if (!_fa_os_move_pages((void *)source, take, (char *)seg + at)) {
+            _fa_large_unmap((void *)source, take);
+            break;
+        }
+        /* The fresh pages it replaced were counted by whoever mapped them. */
+        fa_count(reserved, -(uint64_t)take);
+        _fa_stats_commit(-(int64_t)take);
+        split_at(seg, at);
+        split_at(seg, at + take);
+        at += take;
+    }
+    return at;
+}
+
+void _fa_spare_purge(uint64_t now, bool force, long *next)
+{
+    struct spare_piece expired[FA_SPARE_SLOTS];
+    size_t count = 0;
+    uint64_t delay = (uint64_t)fa_option(purge_delay);
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t i = 0; i < FA_SPARE_SLOTS; i++) {
+        if (!pieces[i].size)
+            continue;
+        if (force || pieces[i].since + delay <= now) {
+            expired[count++] = pieces[i];
+            _fa_large_kept -= pieces[i].size;
+            pieces[i].size = 0;
+        } else {
+            fa_purge_note_due(next, pieces[i].since + delay, now);
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    for (size_t i = 0; i < count; i++)
+        _fa_large_unmap((void *)expired[i].base, expired[i].size);
+}
