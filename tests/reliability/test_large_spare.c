@@ -11,9 +11,13 @@
  *      the OS at step 2 and step 3 maps all 16 MiB afresh.
  *   4. The block, made of several kernel mappings now, keeps its contents through a realloc to
  *      40 MiB (grown in place or copied: mremap cannot move it).
+ *   5. Four threads at once calloc blocks of 1-7 MiB, find them zero on every page, use them
+ *      whole (so large callocs keep populating), shrink some with realloc and free them:
+ *      spare pieces pass between threads, and pages another thread filled read as zero.
  * The test runs itself with the cache (and a purge delay no step outlasts) and without. A
  * ThreadSanitizer build moves no pages and keeps none: there the first run expects what the
  * cache alone does (the 8 MiB mapping cannot grow where it is, so 16 MiB are mapped afresh). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,8 @@
 #include "fitalloc-stats.h"
 
 #define MIB ((size_t)1 << 20)
+#define PAGE ((size_t)4096)
+#define THREADS 4
 
 static uint64_t reserved(void)
 {
@@ -37,6 +43,31 @@ static uint64_t reserved(void)
 static unsigned char pattern(size_t i)
 {
     return (unsigned char)(i * 131u + (i >> 12) + 1); /* never 0 at a page's first byte */
+}
+
+static void *churn(void *arg)
+{
+    fa_rng r;
+    fa_rng_seed(&r, 99 + (uintptr_t)arg);
+    unsigned long rounds = fa_test_ops(150);
+    for (unsigned long i = 0; i < rounds; i++) {
+        size_t n = MIB + (size_t)fa_rng_below(&r, 6 * MIB);
+        unsigned char *p = fa_calloc(1, n);
+        CHECK(p != NULL);
+        size_t word = 8 * (size_t)fa_rng_below(&r, PAGE / 8);
+        for (size_t page = 0; page + PAGE <= n; page += PAGE)
+            CHECK_MSG(p[page] == 0 && p[page + word] == 0, "calloc'd %zu bytes: page %zu", n,
+                      page / PAGE);
+        int fill = (int)(i % 255) + 1;
+        memset(p, fill, n);
+        if (fa_rng_below(&r, 2)) {
+            p = fa_realloc(p, n / 3 + 600 * 1024);
+            CHECK(p != NULL);
+            CHECK_EQ(p[0], fill);
+        }
+        fa_free(p);
+    }
+    return NULL;
 }
 
 static int child(int keep)
@@ -85,6 +116,12 @@ static int child(int keep)
     for (size_t i = 0; i < MIB; i++)
         CHECK_MSG(big[i] == pattern(i), "byte %zu of the shrunk block changed", i);
     fa_free(big);
+
+    pthread_t th[THREADS];
+    for (uintptr_t t = 0; t < THREADS; t++)
+        CHECK_EQ(pthread_create(&th[t], NULL, churn, (void *)t), 0);
+    for (int t = 0; t < THREADS; t++)
+        CHECK_EQ(pthread_join(th[t], NULL), 0);
     return 0;
 }
 
