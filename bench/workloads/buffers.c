@@ -9,8 +9,10 @@
  * are zero already, while reused memory must be cleared, and returning pages to the OS only
  * to fault them in again costs the same page faults every time.
  * Steps: smoke 60, real (= full) 600.
+ * --alloc malloc: the buffers come from malloc instead, and the two words per page are written
+ * without the zero check: how an allocator reuses big blocks that need no clearing.
  *
- * usage: buffers --size smoke|real|full   prints: ok buffers <checksum>
+ * usage: buffers --size smoke|real|full [--alloc calloc|malloc]   prints: ok buffers <checksum>
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -22,7 +24,7 @@
 #include "lib/pattern.h"
 #include "lib/slots.h"
 
-#define USAGE "buffers --size smoke|real|full"
+#define USAGE "buffers --size smoke|real|full [--alloc calloc|malloc]"
 #define LIVE 20
 #define PAGE 4096
 #define MIN_SIZE ((size_t)5 << 20)
@@ -52,17 +54,17 @@ static void put(unsigned char *p, size_t off, uint64_t v)
     memcpy(p + off, &v, 8);
 }
 
-/* Checks the zeroes calloc promised at the words it then writes. */
-static void zero_check_and_fill(unsigned char *p, size_t n, uint64_t tag)
+/* Writes the words that are checked later; first checks the zeroes calloc promised there. */
+static void fill(unsigned char *p, size_t n, uint64_t tag, int zeroed)
 {
     for (size_t page = 0; page * PAGE + PAGE <= n; page++) {
         size_t a = page * PAGE, b = a + second_word(page);
-        if (get(p, a) != 0 || get(p, b) != 0)
+        if (zeroed && (get(p, a) != 0 || get(p, b) != 0))
             corruption("calloc not zeroed", tag, n, get(p, a) != 0 ? a : b);
         put(p, a, word_value(tag, a));
         put(p, b, word_value(tag, b));
     }
-    if (get(p, n - 8) != 0)
+    if (zeroed && get(p, n - 8) != 0)
         corruption("calloc not zeroed", tag, n, n - 8);
     put(p, n - 8, word_value(tag, n - 8));
 }
@@ -84,7 +86,12 @@ static uint64_t check(const unsigned char *p, size_t n, uint64_t tag)
 int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
-    int real = bench_parse(argc, argv, USAGE, NULL) != BENCH_SMOKE;
+    static const char *const keys[] = {"--alloc", NULL};
+    int real = bench_parse(argc, argv, USAGE, keys) != BENCH_SMOKE;
+    const char *alloc = bench_opt(argc, argv, "--alloc", "calloc");
+    int use_calloc = strcmp(alloc, "calloc") == 0;
+    if (!use_calloc && strcmp(alloc, "malloc") != 0)
+        bench_usage(USAGE);
     rng_seed(0x082efa98ec4e6c89ULL);
     const uint64_t steps = real ? 600 : 60;
     struct slot s[LIVE] = {{0}};
@@ -97,8 +104,9 @@ int main(int argc, char **argv)
         sum += slot_release(sl, check);
         size_t n = MIN_SIZE + (size_t)((r >> 8) % (MAX_SIZE - MIN_SIZE + 1));
         n &= ~(size_t)7; /* whole words: the last one is checked */
-        unsigned char *p = slot_fill(sl, calloc(1, n), "calloc", n, 16, mix64(i + 1));
-        zero_check_and_fill(p, n, sl->tag);
+        unsigned char *p =
+            slot_fill(sl, use_calloc ? calloc(1, n) : malloc(n), alloc, n, 16, mix64(i + 1));
+        fill(p, n, sl->tag, use_calloc);
     }
     sum += slots_release_all(s, LIVE, check);
     printf("ok buffers %016llx\n", (unsigned long long)sum);

@@ -211,8 +211,8 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     bool shiftable = alignment <= FA_OS_PAGE;
     size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
-    /* Spare pages stand in for fresh ones where those would be faulted in at once. */
-    bool whole = zero && _fa_large_calloc_populating();
+    /* While the program uses its large blocks whole, spare pages stand in for fresh ones. */
+    bool whole = _fa_large_used_whole();
     fa_segment_t *seg = NULL;
     size_t dirty = 0; /* bytes at the mapping's start that may hold old data */
     if (_fa_secure) {
@@ -223,10 +223,10 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         seg = cache_take(size, whole, &dirty);
     }
     /* A block all fresh may be left alone, to keep watching; one holding old data cannot be. */
-    bool populate = whole && (dirty || !_fa_large_calloc_probe());
+    bool spare = whole && (dirty || !_fa_large_probe());
     uintptr_t previous = seg ? seg->large_block : 0; /* the block freed here last */
     if (!seg) {
-        seg = map_new(size, base_align, populate && !_fa_secure, &dirty);
+        seg = map_new(size, base_align, spare && !_fa_secure, &dirty);
         if (!seg) {
             errno = ENOMEM;
             return NULL;
@@ -242,30 +242,31 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     seg->large_block = (uintptr_t)seg + offset;
     seg->large_usable = _fa_secure ? n : seg->mapped - offset;
     seg->secure = _fa_secure;
-    seg->calloced = 0;
+    seg->watched = 0;
     if (_fa_secure)
         _fa_secure_large_setup(seg, n);
     map_block(seg, true);
     live_link(seg);
     fa_count(large_allocs, 1);
     fa_count(large_in_use, seg->large_usable);
-    /* calloc clears only what a reused mapping held: fresh pages are zero, and writing them
-     * would fault them all in at once (large_populate.c decides whether to). */
-    if (zero) {
-        size_t fresh = dirty < offset + n ? dirty : offset + n; /* the block's first fresh byte */
-        if (fresh > offset)
-            memset((void *)seg->large_block, 0, fresh - offset);
-        else
-            fresh = offset;
-        _fa_large_calloc_fresh(seg, fresh, offset + n, populate);
-    }
+    /* The block's first fresh byte: calloc clears only what comes before it (memory a reused
+     * mapping held, or spare pages); fresh pages are zero, and writing them would fault them
+     * all in. Those are left to the first touch (to watch), or, for calloc, faulted in at
+     * once: the program uses such blocks whole. */
+    size_t fresh = dirty < offset + n ? dirty : offset + n;
+    if (fresh > offset && zero)
+        memset((void *)seg->large_block, 0, fresh - offset);
+    if (!spare)
+        _fa_large_watch(seg, fresh > offset ? fresh : offset);
+    else if (zero)
+        _fa_large_populate(seg, fresh > offset ? fresh : offset, offset + n);
     return (void *)seg->large_block;
 }
 
 void _fa_large_free(fa_segment_t *seg)
 {
-    if (seg->calloced)
-        _fa_large_calloc_freed(seg);
+    if (seg->watched)
+        _fa_large_watched_freed(seg);
     live_unlink(seg);
     _fa_large_freed(seg->large_block, seg->large_usable);
     map_block(seg, false);
@@ -304,7 +305,7 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
         return NULL;
     need = fa_align_up(need, FA_OS_PAGE);
     size_t old_usable = seg->large_usable;
-    seg->calloced = 0; /* resized: its pages no longer say how a calloc'd block is used */
+    seg->watched = 0; /* resized: its pages no longer say how the block is used */
     /* The mapping is resized to fit exactly: it no longer holds slack. */
     fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;

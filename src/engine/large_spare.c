@@ -6,14 +6,13 @@
  * faulting fresh pages in for the growth costs a fault and a page the kernel clears, per 4 KiB,
  * at every replacement. Instead such a tail (or a whole mapping the cache cannot keep) waits
  * here, mapped, and the next mapping that needs fresh pages takes these with mremap, which
- * moves page-table entries and copies nothing. They hold old data: calloc clears them, which
- * costs less than the faults. docs/design.md ("Large blocks") has the measurements.
+ * moves page-table entries and copies nothing. They hold old data: malloc hands them out as
+ * they are, calloc clears them, which costs less than the faults. docs/design.md ("Large blocks") has the measurements.
  *
- * Only large callocs whose fresh pages would be faulted in at once anyway take spare pages
- * (large_populate.c): elsewhere they would make resident what the program may never touch. So
- * pages are kept spare only while such callocs are seen. They count against
- * FITALLOC_LARGE_CACHE together with the cached mappings (_fa_large_kept) and go back to the
- * OS after FITALLOC_PURGE_DELAY, as those do.
+ * Spare pages are taken, and kept, only while the program is seen to use its large blocks
+ * whole (large_populate.c): elsewhere they would make resident what it may never touch, for as
+ * long as the block lives. They count against FITALLOC_LARGE_CACHE together with the cached
+ * mappings (_fa_large_kept) and go back to the OS after FITALLOC_PURGE_DELAY, as those do.
  *
  * mremap moves a range only from within one kernel mapping, and a range moved into a block's
  * mapping stays a kernel mapping of its own. So a block's mapping records where its parts meet
@@ -41,9 +40,8 @@ static struct spare_piece {
 static bool keep_piece(uintptr_t base, size_t size, uint64_t now)
 {
     bool kept = false;
-    /* Only large callocs that populate take spare pages: otherwise they would only wait. */
-    if (size >= FA_SPARE_MIN && !_fa_secure && _fa_large_calloc_populating() &&
-        _fa_os_moves_pages()) {
+    /* Spare pages are taken only while the program uses its large blocks whole. */
+    if (size >= FA_SPARE_MIN && !_fa_secure && _fa_large_used_whole() && _fa_os_moves_pages()) {
         fa_mutex_lock(&_fa_global_lock);
         if (_fa_large_kept + size <= (size_t)fa_option(large_cache)) {
             for (size_t i = 0; i < FA_SPARE_SLOTS && !kept; i++) {

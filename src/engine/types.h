@@ -187,7 +187,7 @@ typedef struct fa_segment_s {
     uint16_t page_count;
     uint16_t used_pages;
     uint8_t secure;         /* large: mapped in secure mode (trailer, guard page, never cached) */
-    uint8_t calloced;       /* large: a calloc'd block large_populate.c watches */
+    uint8_t watched;        /* large: its resident pages are counted at its free */
     struct fa_heap_s *heap; /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
