@@ -212,7 +212,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
     /* While the program uses its large blocks whole, spare pages stand in for fresh ones. */
-    bool whole = _fa_large_used_whole();
+    bool whole = _fa_large_learn();
     fa_segment_t *seg = NULL;
     size_t dirty = 0; /* bytes at the mapping's start that may hold old data */
     if (_fa_secure) {
@@ -305,7 +305,8 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
         return NULL;
     need = fa_align_up(need, FA_OS_PAGE);
     size_t old_usable = seg->large_usable;
-    seg->watched = 0; /* resized: its pages no longer say how the block is used */
+    if (seg->watched) /* resized: its pages no longer say how the block is used */
+        _fa_large_unwatch(seg);
     /* The mapping is resized to fit exactly: it no longer holds slack. */
     fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;

@@ -7,8 +7,10 @@
  * kernel to fault the whole range in at once (_fa_os_populate) takes none, but a program that
  * callocs a big table and touches little of it (numpy.zeros does that) would then hold all of
  * it. So fitalloc watches what the program does with the large blocks (malloc'd or calloc'd)
- * it leaves alone: when one of them is freed, it counts its resident pages. After one that was
- * used nearly whole (7/8 of its pages), the program is taken to use its large blocks whole:
+ * it leaves alone: when one of them is freed, it counts its resident pages, and it looks at the
+ * last one once more when the next large block is made (a program that fills each buffer
+ * before it asks for the next shows it then, before any free). After one that was used nearly
+ * whole (7/8 of its pages), the program is taken to use its large blocks whole:
  * spare pages (large_spare.c: resident already, cheaper than fresh ones even when calloc
  * clears them) stand in for fresh ones, and large callocs fault the rest in at once; after one
  * used less than half, both stop. Meanwhile every FA_POPULATE_PROBE-th block that could be
@@ -24,13 +26,50 @@
 #define FA_POPULATE_PROBE 8
 
 static bool populating; /* what the last block watched taught */
-/* Large callocs that could be watched, made while populating (relaxed: a rough period will
+/* Large blocks that could be watched, made while populating (relaxed: a rough period will
  * do). */
 static unsigned populate_count;
+/* The whole pages of the block watched last, until the next large block is made or it is
+ * freed (0: none). */
+static uintptr_t watch_from, watch_to;
+
+/* The whole pages of a block's request (not the slack of a bigger mapping reused for it). */
+static void request_pages(const fa_segment_t *seg, uintptr_t *from, uintptr_t *to)
+{
+    *from = fa_align_up(seg->large_block, FA_OS_PAGE);
+    *to = (seg->large_block + seg->large_usable - seg->large_slack) & ~(FA_OS_PAGE - 1);
+}
+
+/* What pages [from, to) show: used nearly whole (1), little (-1), or neither (0). */
+static int usage(uintptr_t from, uintptr_t to)
+{
+    if (to <= from)
+        return 0;
+    size_t pages = (to - from) / FA_OS_PAGE;
+    size_t resident = _fa_os_resident_pages((void *)from, to - from);
+    return resident >= pages - pages / 8 ? 1 : resident < pages / 2 ? -1 : 0;
+}
 
 bool _fa_large_used_whole(void)
 {
     return fa_option(calloc_populate) && fa_atomic_load_relaxed(&populating);
+}
+
+bool _fa_large_learn(void)
+{
+    if (!fa_option(calloc_populate))
+        return false;
+    if (fa_atomic_load_relaxed(&populating))
+        return true;
+    /* A program that uses each block before it asks for the next one shows it before any
+     * free: look at the block watched last, once. (If it was freed meanwhile and its pages
+     * reused, the look only misleads this guess; the next block watched corrects it.) */
+    uintptr_t from = fa_atomic_exchange_relaxed(&watch_from, (uintptr_t)0);
+    uintptr_t to = fa_atomic_load_relaxed(&watch_to);
+    if (!from || usage(from, to) <= 0)
+        return false;
+    fa_atomic_store_relaxed(&populating, true);
+    return true;
 }
 
 bool _fa_large_probe(void)
@@ -44,6 +83,20 @@ void _fa_large_watch(fa_segment_t *seg, size_t fresh)
      * resident whatever the program does. */
     seg->watched = fa_option(calloc_populate) &&
                    fresh <= fa_align_up(seg->large_block - (uintptr_t)seg, FA_OS_PAGE);
+    if (seg->watched) {
+        uintptr_t from, to;
+        request_pages(seg, &from, &to);
+        fa_atomic_store_relaxed(&watch_to, to);
+        fa_atomic_store_relaxed(&watch_from, from);
+    }
+}
+
+void _fa_large_unwatch(fa_segment_t *seg)
+{
+    uintptr_t from, to;
+    request_pages(seg, &from, &to);
+    fa_atomic_cas_relaxed(&watch_from, &from, (uintptr_t)0); /* if it is this block's */
+    seg->watched = 0;
 }
 
 void _fa_large_populate(fa_segment_t *seg, size_t fresh, size_t end)
@@ -54,17 +107,12 @@ void _fa_large_populate(fa_segment_t *seg, size_t fresh, size_t end)
         _fa_os_populate((char *)seg + fresh, end - fresh);
 }
 
-void _fa_large_watched_freed(const fa_segment_t *seg)
+void _fa_large_watched_freed(fa_segment_t *seg)
 {
-    /* the pages the request covers (not the slack of a bigger mapping reused for it) */
-    uintptr_t from = fa_align_up(seg->large_block, FA_OS_PAGE);
-    uintptr_t to = (seg->large_block + seg->large_usable - seg->large_slack) & ~(FA_OS_PAGE - 1);
-    if (to <= from)
-        return;
-    size_t pages = (to - from) / FA_OS_PAGE;
-    size_t resident = _fa_os_resident_pages((void *)from, to - from);
-    if (resident >= pages - pages / 8)
-        fa_atomic_store_relaxed(&populating, true);
-    else if (resident < pages / 2)
-        fa_atomic_store_relaxed(&populating, false);
+    uintptr_t from, to;
+    request_pages(seg, &from, &to);
+    _fa_large_unwatch(seg);
+    int used = usage(from, to);
+    if (used != 0)
+        fa_atomic_store_relaxed(&populating, used > 0);
 }

@@ -3,7 +3,9 @@
  *   1. the first 8 MiB calloc is left to the first touch (few pages resident);
  *   2. after that block was written whole and freed, the next ones are resident at once and
  *      read as zero, but for the 8th, left alone to keep watching;
- *   3. after that one was freed with one page touched, the next ones are left alone again.
+ *   3. after that one was freed with one page touched, the next ones are left alone again;
+ *   4. a block left alone and written whole teaches it before its free: the next calloc,
+ *      made while that one lives, is populated again.
  * With FITALLOC_CALLOC_POPULATE=0, every block is left alone. The test runs itself
  * under each value, without the large-block cache (so that every block is a fresh mapping).
  * Skipped (77) on a kernel without MADV_POPULATE_WRITE (before Linux 5.14). */
@@ -74,6 +76,19 @@ static int child(int populate)
         CHECK_LT(resident(c), few);
         fa_free(c);
     }
+
+    char *used = fa_calloc(1, SIZE);
+    CHECK(used != NULL);
+    CHECK_LT(resident(used), few);
+    memset(used, 1, SIZE);
+    char *next = fa_calloc(1, SIZE);
+    CHECK(next != NULL);
+    if (populate)
+        CHECK_GE(resident(next), most);
+    else
+        CHECK_LT(resident(next), few);
+    fa_free(next);
+    fa_free(used);
     return 0;
 }
 
