@@ -7,7 +7,8 @@
  * at every replacement. Instead such a tail (or a whole mapping the cache cannot keep) waits
  * here, mapped, and the next mapping that needs fresh pages takes these with mremap, which
  * moves page-table entries and copies nothing. They hold old data: malloc hands them out as
- * they are, calloc clears them, which costs less than the faults. docs/design.md ("Large blocks") has the measurements.
+ * they are, calloc clears them, which costs less than the faults. docs/design.md ("Large
+ * blocks") has the measurements.
  *
  * Spare pages are taken, and kept, only while the program is seen to use its large blocks
  * whole (large_populate.c): elsewhere they would make resident what it may never touch, for as
