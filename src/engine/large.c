@@ -86,9 +86,39 @@ static bool grow_in_place(fa_segment_t *seg, size_t size)
     return true;
 }
 
+/* Move seg's mapping to a new place aligned to FA_SEG_SIZE and `size` bytes long (fresh pages
+ * after the old end), without copying. mremap moves one kernel mapping at a time, so a mapping
+ * of several parts moves part by part (a part that will not move is copied), and its fresh
+ * tail is a part of its own. NULL if it cannot move (nothing moved, seg stays). */
+static fa_segment_t *move_mapping(fa_segment_t *seg, size_t size)
+{
+    size_t mapped = seg->mapped, splits = seg->large_splits;
+    if (!splits)
+        return _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
+    if (splits == FA_LARGE_SPLITS)
+        return NULL;
+    size_t split[FA_LARGE_SPLITS];
+    memcpy(split, seg->large_split, splits * sizeof split[0]);
+    char *target = _fa_os_map_aligned(size, FA_SEG_SIZE);
+    if (!target)
+        return NULL;
+    size_t start = 0;
+    for (size_t part = 0; part <= splits; part++) {
+        size_t end = part < splits ? split[part] : mapped;
+        if (!_fa_os_move_pages((char *)seg + start, end - start, target + start)) {
+            memcpy(target + start, (char *)seg + start, end - start);
+            _fa_os_unmap((char *)seg + start, end - start);
+        }
+        start = end;
+    }
+    fa_segment_t *moved = (fa_segment_t *)target; /* its header moved with the first part */
+    moved->large_split[moved->large_splits++] = mapped;
+    return moved;
+}
+
 /* Adjust a mapping taken from the cache to `size` bytes: trim a tail that would be mostly
- * waste, or grow it (the pages it holds stay; only the new part is fresh). If it cannot grow
- * (nor move, being one kernel mapping), its pages become spare and NULL is returned. */
+ * waste, or grow it (the pages it holds stay; only the new part is fresh). If it can neither
+ * grow nor move, its pages become spare and NULL is returned. */
 fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
 {
     size_t mapped = seg->mapped;
@@ -110,7 +140,7 @@ fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
     }
     fa_segment_t *grown = seg;
     if (!grow_in_place(seg, size)) {
-        grown = seg->large_splits ? NULL : _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
+        grown = move_mapping(seg, size);
         if (!grown) {
             _fa_spare_give(seg, 0);
             return NULL;
@@ -173,8 +203,8 @@ static fa_segment_t *cache_take(size_t size, bool fill, size_t *dirty)
         return NULL;
     size_t had = found->mapped;
     fa_segment_t *fitted = _fa_large_fit_mapping(found, size);
-    if (!fitted) /* it could not grow: its pages are spare now, to fill a new mapping */
-        return fill ? map_new(size, FA_SEG_SIZE, true, dirty) : NULL;
+    if (!fitted)
+        return NULL;
     /* A grown mapping's new pages are fresh, or spare pages moved in (old data). */
     *dirty = had >= size ? size : fill ? _fa_spare_fill(fitted, had) : had;
     return fitted;
@@ -318,14 +348,13 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
         size_t grown = fa_align_up(need + need / 8, FA_OS_PAGE);
         size_t old_mapped = seg->mapped;
         if (!grow_in_place(seg, grown)) {
-            /* A mapping of several parts cannot move: realloc copies it. */
-            if (offset >= FA_SEG_SIZE || seg->large_splits)
+            if (offset >= FA_SEG_SIZE)
                 return NULL;
             /* Forget the old address before the move releases it: another thread may map a
              * segment there at once, and its map entry must not be erased after the fact. */
             _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
             live_unlink(seg);
-            fa_segment_t *moved = _fa_os_move_aligned(seg, old_mapped, grown, FA_SEG_SIZE);
+            fa_segment_t *moved = move_mapping(seg, grown);
             if (!moved) {
                 live_link(seg);
                 _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);

@@ -35,29 +35,42 @@ static struct spare_piece {
     size_t size;
     uint64_t since; /* ms: when it was freed */
 } pieces[FA_SPARE_SLOTS];
+static size_t spare_bytes;
+/* Bytes of fresh pages that fills were asked to cover, in the current window of
+ * FITALLOC_PURGE_DELAY ms and in the one before: the spare keeps no more than that. A program
+ * whose freed memory serves its next blocks some other way (the cache, slack) asks for little,
+ * and pieces kept for it would only wait, resident, until they expire. */
+static size_t asked, asked_before;
+static uint64_t window_start;
 
-/* Keep [base, base+size), which lies in one kernel mapping, if the budget and a slot allow;
- * else unmap it. Whether it was kept. */
+/* Keep [base, base+size), which lies in one kernel mapping, or as much of its start as the
+ * budget, the recent demand and a slot allow; unmap the rest. Whether any was kept. */
 static bool keep_piece(uintptr_t base, size_t size, uint64_t now)
 {
-    bool kept = false;
+    size_t kept = 0;
     /* Spare pages are taken only while the program uses its large blocks whole. */
     if (size >= FA_SPARE_MIN && !_fa_secure && _fa_large_used_whole() && _fa_os_moves_pages()) {
         fa_mutex_lock(&_fa_global_lock);
-        if (_fa_large_kept + size <= (size_t)fa_option(large_cache)) {
-            for (size_t i = 0; i < FA_SPARE_SLOTS && !kept; i++) {
-                if (!pieces[i].size) {
-                    pieces[i] = (struct spare_piece){base, size, now};
-                    _fa_large_kept += size;
-                    kept = true;
-                }
+        size_t demand = asked > asked_before ? asked : asked_before;
+        size_t budget = (size_t)fa_option(large_cache);
+        size_t room = demand > spare_bytes ? demand - spare_bytes : 0;
+        if (budget - _fa_large_kept < room) /* kept <= budget */
+            room = budget - _fa_large_kept;
+        room &= ~(FA_OS_PAGE - 1);
+        size_t want = size < room ? size : room;
+        for (size_t i = 0; i < FA_SPARE_SLOTS && want >= FA_SPARE_MIN && !kept; i++) {
+            if (!pieces[i].size) {
+                pieces[i] = (struct spare_piece){base, want, now};
+                _fa_large_kept += want;
+                spare_bytes += want;
+                kept = want;
             }
         }
         fa_mutex_unlock(&_fa_global_lock);
     }
-    if (!kept)
-        _fa_large_unmap((void *)base, size);
-    return kept;
+    if (kept < size)
+        _fa_large_unmap((void *)(base + kept), size - kept);
+    return kept > 0;
 }
 
 void _fa_spare_give(fa_segment_t *seg, size_t keep)
@@ -103,6 +116,15 @@ size_t _fa_spare_fill(fa_segment_t *seg, size_t from)
 {
     FA_ASSERT(from % FA_OS_PAGE == 0 && from <= seg->mapped && !_fa_secure);
     size_t at = from;
+    uint64_t now = _fa_os_now_ms();
+    fa_mutex_lock(&_fa_global_lock);
+    if (now >= window_start + (uint64_t)fa_option(purge_delay)) {
+        asked_before = now >= window_start + 2 * (uint64_t)fa_option(purge_delay) ? 0 : asked;
+        asked = 0;
+        window_start = now;
+    }
+    asked += seg->mapped - from;
+    fa_mutex_unlock(&_fa_global_lock);
     /* Each piece moved in may add two splits: where it starts and where fresh pages resume. */
     while (at < seg->mapped && seg->large_splits + 2 <= FA_LARGE_SPLITS) {
         uintptr_t source = 0;
@@ -120,6 +142,7 @@ size_t _fa_spare_fill(fa_segment_t *seg, size_t from)
             piece->size -= take;
             source = piece->base + piece->size;
             _fa_large_kept -= take;
+            spare_bytes -= take;
         }
         fa_mutex_unlock(&_fa_global_lock);
         if (!take)
@@ -150,6 +173,7 @@ void _fa_spare_purge(uint64_t now, bool force, long *next)
         if (force || pieces[i].since + delay <= now) {
             expired[count++] = pieces[i];
             _fa_large_kept -= pieces[i].size;
+            spare_bytes -= pieces[i].size;
             pieces[i].size = 0;
         } else {
             fa_purge_note_due(next, pieces[i].since + delay, now);
