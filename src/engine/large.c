@@ -7,8 +7,8 @@
  * pointer, as for pages. A block aligned to more than 2 MiB may start in a later chunk: those
  * chunks are marked "interior" and the header is found by walking back. Freed mappings wait in
  * the cache (bounded by FITALLOC_LARGE_CACHE bytes) until the purge delay ends; tails handed
- * back and mappings the cache cannot keep become spare pages (large_spare.c), which large
- * callocs take instead of fresh ones. realloc grows a mapping with mremap, in place when the
+ * back and mappings the cache cannot keep become spare pages (large_spare.c), which new large
+ * blocks take instead of fresh ones. realloc grows a mapping with mremap, in place when the
  * address space after it is free.
  */
 #include <errno.h>

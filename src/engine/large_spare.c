@@ -43,6 +43,18 @@ static size_t spare_bytes;
 static size_t asked, asked_before;
 static uint64_t window_start;
 
+/* The recent demand, after rolling the window forward to `now` (under _fa_global_lock). */
+static size_t recent_demand(uint64_t now)
+{
+    uint64_t delay = (uint64_t)fa_option(purge_delay);
+    if (now >= window_start + delay) {
+        asked_before = now >= window_start + 2 * delay ? 0 : asked;
+        asked = 0;
+        window_start = now;
+    }
+    return asked > asked_before ? asked : asked_before;
+}
+
 /* Keep [base, base+size), which lies in one kernel mapping, or as much of its start as the
  * budget, the recent demand and a slot allow; unmap the rest. Whether any was kept. */
 static bool keep_piece(uintptr_t base, size_t size, uint64_t now)
@@ -51,7 +63,7 @@ static bool keep_piece(uintptr_t base, size_t size, uint64_t now)
     /* Spare pages are taken only while the program uses its large blocks whole. */
     if (size >= FA_SPARE_MIN && !_fa_secure && _fa_large_used_whole() && _fa_os_moves_pages()) {
         fa_mutex_lock(&_fa_global_lock);
-        size_t demand = asked > asked_before ? asked : asked_before;
+        size_t demand = recent_demand(now);
         size_t budget = (size_t)fa_option(large_cache);
         size_t room = demand > spare_bytes ? demand - spare_bytes : 0;
         if (budget - _fa_large_kept < room) /* kept <= budget */
@@ -118,11 +130,7 @@ size_t _fa_spare_fill(fa_segment_t *seg, size_t from)
     size_t at = from;
     uint64_t now = _fa_os_now_ms();
     fa_mutex_lock(&_fa_global_lock);
-    if (now >= window_start + (uint64_t)fa_option(purge_delay)) {
-        asked_before = now >= window_start + 2 * (uint64_t)fa_option(purge_delay) ? 0 : asked;
-        asked = 0;
-        window_start = now;
-    }
+    recent_demand(now);
     asked += seg->mapped - from;
     fa_mutex_unlock(&_fa_global_lock);
     /* Each piece moved in may add two splits: where it starts and where fresh pages resume. */
