@@ -18,7 +18,8 @@
 #include "common/options.h"
 #include "platform/atomic.h"
 
-#define FA_LARGE_HEADER fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t), FA_ALIGN)
+#define FA_LARGE_HEADER                                                                            \
+    fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t) + sizeof(fa_large_splits_t), FA_ALIGN)
 #define FA_LARGE_CACHE_SLOTS 16
 
 static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
@@ -78,11 +79,12 @@ static void map_block(fa_segment_t *seg, bool present)
 static bool grow_in_place(fa_segment_t *seg, size_t size)
 {
     size_t mapped = seg->mapped;
-    if (!seg->large_splits)
+    fa_large_splits_t *splits = fa_large_splits(seg);
+    if (!splits->count)
         return _fa_os_grow_in_place(seg, mapped, size);
-    if (seg->large_splits == FA_LARGE_SPLITS || !_fa_os_map_at((char *)seg + mapped, size - mapped))
+    if (splits->count == FA_LARGE_SPLITS || !_fa_os_map_at((char *)seg + mapped, size - mapped))
         return false;
-    seg->large_split[seg->large_splits++] = mapped;
+    splits->at[splits->count++] = mapped;
     return true;
 }
 
@@ -92,27 +94,27 @@ static bool grow_in_place(fa_segment_t *seg, size_t size)
  * tail is a part of its own. NULL if it cannot move (nothing moved, seg stays). */
 static fa_segment_t *move_mapping(fa_segment_t *seg, size_t size)
 {
-    size_t mapped = seg->mapped, splits = seg->large_splits;
-    if (!splits)
+    size_t mapped = seg->mapped;
+    fa_large_splits_t splits = *fa_large_splits(seg); /* the header moves with the first part */
+    if (!splits.count)
         return _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
-    if (splits == FA_LARGE_SPLITS)
+    if (splits.count == FA_LARGE_SPLITS)
         return NULL;
-    size_t split[FA_LARGE_SPLITS];
-    memcpy(split, seg->large_split, splits * sizeof split[0]);
     char *target = _fa_os_map_aligned(size, FA_SEG_SIZE);
     if (!target)
         return NULL;
     size_t start = 0;
-    for (size_t part = 0; part <= splits; part++) {
-        size_t end = part < splits ? split[part] : mapped;
+    for (size_t part = 0; part <= splits.count; part++) {
+        size_t end = part < splits.count ? splits.at[part] : mapped;
         if (!_fa_os_move_pages((char *)seg + start, end - start, target + start)) {
             memcpy(target + start, (char *)seg + start, end - start);
             _fa_os_unmap((char *)seg + start, end - start);
         }
         start = end;
     }
-    fa_segment_t *moved = (fa_segment_t *)target; /* its header moved with the first part */
-    moved->large_split[moved->large_splits++] = mapped;
+    fa_segment_t *moved = (fa_segment_t *)target;
+    splits.at[splits.count++] = mapped; /* the fresh tail */
+    *fa_large_splits(moved) = splits;
     return moved;
 }
 
@@ -166,7 +168,7 @@ static fa_segment_t *map_new(size_t size, size_t base_align, bool fill, size_t *
     _fa_stats_commit((int64_t)size);
     seg->mapped = size;
     seg->large_slack = 0;
-    seg->large_splits = 0;
+    fa_large_splits(seg)->count = 0;
     size_t filled = fill ? _fa_spare_fill(seg, FA_OS_PAGE) : FA_OS_PAGE;
     *dirty = filled > FA_OS_PAGE ? filled : 0;
     return seg;

@@ -17,11 +17,9 @@
  *
  * mremap moves a range only from within one kernel mapping, and a range moved into a block's
  * mapping stays a kernel mapping of its own. So a block's mapping records where its parts meet
- * (large_split), a piece is cut at those points when it comes back here, and no piece ever
+ * (fa_large_splits), a piece is cut at those points when it comes back here, and no piece ever
  * spans two kernel mappings. Secure mode keeps no spare pages (secure.c retires mappings).
  */
-#include <string.h>
-
 #include "common/options.h"
 #include "engine/engine.h"
 
@@ -89,21 +87,20 @@ void _fa_spare_give(fa_segment_t *seg, size_t keep)
 {
     FA_ASSERT(keep % FA_OS_PAGE == 0 && keep <= seg->mapped);
     size_t mapped = seg->mapped;
-    size_t splits = seg->large_splits;
-    size_t split[FA_LARGE_SPLITS];
-    /* Read before the header's own page may be handed over (keep 0). */
-    memcpy(split, seg->large_split, splits * sizeof split[0]);
+    /* A copy: the header's own page may be handed over (keep 0). */
+    fa_large_splits_t splits = *fa_large_splits(seg);
     if (keep) {
+        fa_large_splits_t *kept = fa_large_splits(seg);
         seg->mapped = keep;
-        while (seg->large_splits && seg->large_split[seg->large_splits - 1] >= keep)
-            seg->large_splits--;
+        while (kept->count && kept->at[kept->count - 1] >= keep)
+            kept->count--;
     }
     /* One piece per part, from the last one down to keep. */
     uint64_t now = _fa_os_now_ms();
     bool any = false;
     size_t end = mapped;
-    for (size_t part = splits + 1; part-- > 0 && end > keep;) {
-        size_t start = part ? split[part - 1] : 0;
+    for (size_t part = splits.count + 1; part-- > 0 && end > keep;) {
+        size_t start = part ? splits.at[part - 1] : 0;
         if (start < keep)
             start = keep;
         any |= keep_piece((uintptr_t)seg + start, end - start, now);
@@ -116,11 +113,11 @@ void _fa_spare_give(fa_segment_t *seg, size_t keep)
 /* Record that a part of seg's mapping starts at `at` (unless one does already). */
 static void split_at(fa_segment_t *seg, size_t at)
 {
-    size_t n = seg->large_splits;
-    if (at > 0 && at < seg->mapped && (n == 0 || seg->large_split[n - 1] < at)) {
+    fa_large_splits_t *splits = fa_large_splits(seg);
+    size_t n = splits->count;
+    if (at > 0 && at < seg->mapped && (n == 0 || splits->at[n - 1] < at)) {
         FA_ASSERT(n < FA_LARGE_SPLITS);
-        seg->large_split[n] = at;
-        seg->large_splits = (uint8_t)(n + 1);
+        splits->at[splits->count++] = at;
     }
 }
 
@@ -134,7 +131,7 @@ size_t _fa_spare_fill(fa_segment_t *seg, size_t from)
     asked += seg->mapped - from;
     fa_mutex_unlock(&_fa_global_lock);
     /* Each piece moved in may add two splits: where it starts and where fresh pages resume. */
-    while (at < seg->mapped && seg->large_splits + 2 <= FA_LARGE_SPLITS) {
+    while (at < seg->mapped && fa_large_splits(seg)->count + 2 <= FA_LARGE_SPLITS) {
         uintptr_t source = 0;
         size_t take = 0;
         fa_mutex_lock(&_fa_global_lock);

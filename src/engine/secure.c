@@ -456,7 +456,7 @@ fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed)
         _fa_os_unprotect((char *)seg + mapped - FA_OS_PAGE, FA_OS_PAGE);
     seg->mapped = mapped;
     seg->large_slack = 0;
-    seg->large_splits = 0; /* secure mode moves no spare pages in */
+    fa_large_splits(seg)->count = 0; /* secure mode moves no spare pages in */
     seg->large_block = block;
     return _fa_large_fit_mapping(seg, size);
 }
@@ -508,7 +508,7 @@ static size_t large_canary(const fa_segment_t *seg, size_t n)
 /* Canary bytes between the header and the block, and after the block; the guard page. */
 void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
 {
-    uintptr_t header_end = (uintptr_t)&seg->pages[1];
+    uintptr_t header_end = (uintptr_t)(fa_large_splits(seg) + 1); /* the header's end */
     memset((void *)header_end, canary_byte, seg->large_block - header_end);
     memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
     _fa_os_protect((char *)seg + seg->mapped - FA_OS_PAGE, FA_OS_PAGE);
@@ -534,7 +534,7 @@ void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
 
 void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size)
 {
-    uintptr_t header_end = (uintptr_t)&seg->pages[1];
+    uintptr_t header_end = (uintptr_t)(fa_large_splits(seg) + 1); /* the header's end */
     size_t n = seg->large_usable;
     void *p = (void *)seg->large_block;
     if (!all_bytes((const uint8_t *)header_end, seg->large_block - header_end, canary_byte))

@@ -198,14 +198,23 @@ typedef struct fa_segment_s {
     uintptr_t large_block; /* large: the block's address */
     size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
     size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
-    /* large: where the kernel mappings the block's mapping is made of may meet (offsets, in
-     * order): spare pages moved in (large_spare.c) are mappings of their own, and mremap cannot
-     * grow or move a range that spans several. None: one mapping. */
-    uint8_t large_splits;
-    size_t large_split[FA_LARGE_SPLITS];
     /* page_count entries (one for a large block), each starting a cache line */
     fa_page_t pages[] __attribute__((aligned(64)));
 } fa_segment_t;
+
+/* Where the kernel mappings a large block's mapping is made of may meet (offsets from its
+ * start, in order): spare pages moved in (large_spare.c) are mappings of their own, and mremap
+ * cannot grow or move a range that spans several. None: one mapping. Kept after the block's
+ * page descriptor, so that the segment header, which the free path indexes, does not grow. */
+typedef struct fa_large_splits_s {
+    size_t count;
+    size_t at[FA_LARGE_SPLITS];
+} fa_large_splits_t;
+
+static inline fa_large_splits_t *fa_large_splits(fa_segment_t *seg)
+{
+    return (fa_large_splits_t *)&seg->pages[1]; /* a large segment has one page descriptor */
+}
 
 typedef struct fa_page_queue_s {
     fa_page_t *head;
