@@ -72,13 +72,15 @@ REGISTRY = [
     Workload("cache-scratch", "cache-scratch", summary="passive false sharing (Hoard)"),
     Workload("short-threads", "short-threads", summary="2,000 short-lived threads"),
     # Issue 12's shapes: where a peer was measured faster than fitalloc (docs/bench.md). The
-    # default suite runs four of them, to stay within its time; all nine run with -w issue12.
+    # default suite runs four of them, to stay within its time; all ten run with -w issue12.
     Workload("churn-wide", "churn-wide", group=ISSUE12,
              summary="single thread, 8 B..256 KiB log-uniform, 4,096 slots, a word per page"),
     Workload("buffers", "buffers", group=ISSUE12,
              summary="20 calloc'd buffers of 5..25 MiB, random replace"),
     Workload("buffers:malloc", "buffers", ("--alloc", "malloc"), group=ISSUE12, default=False,
              summary="the same buffers from malloc, written without the zero check"),
+    Workload("buffers:sparse", "buffers", ("--touch", "sparse"), group=ISSUE12, default=False,
+             summary="the same calloc'd buffers, one page in 64 used"),
     Workload("rptest:8", "rptest", ("--threads", "8"), group=ISSUE12,
              summary="8 B..16 KiB, 3 in 4 blocks freed by another thread; 8 threads on 2 cores"),
     Workload("scratch-1", "cache-scratch",

@@ -11,8 +11,12 @@
  * Steps: smoke 60, real (= full) 600.
  * --alloc malloc: the buffers come from malloc instead, and the two words per page are written
  * without the zero check: how an allocator reuses big blocks that need no clearing.
+ * --touch sparse: only one page in 64 is used (checked and written): a program that callocs
+ * big tables and touches little of them, where clearing a reused block whole costs more than
+ * the program's own work.
  *
- * usage: buffers --size smoke|real|full [--alloc calloc|malloc]   prints: ok buffers <checksum>
+ * usage: buffers --size smoke|real|full [--alloc calloc|malloc] [--touch all|sparse]
+ * prints: ok buffers <checksum>
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -24,11 +28,13 @@
 #include "lib/pattern.h"
 #include "lib/slots.h"
 
-#define USAGE "buffers --size smoke|real|full [--alloc calloc|malloc]"
+#define USAGE "buffers --size smoke|real|full [--alloc calloc|malloc] [--touch all|sparse]"
 #define LIVE 20
 #define PAGE 4096
 #define MIN_SIZE ((size_t)5 << 20)
 #define MAX_SIZE ((size_t)25 << 20)
+
+static size_t page_step = 1; /* pages used: every one, or one in 64 (--touch sparse) */
 
 /* The two words of page `i`: one at its start, one at an offset that moves from page to page
  * (so that a non-zeroed block is caught wherever the old buffer's words fell). */
@@ -57,7 +63,7 @@ static void put(unsigned char *p, size_t off, uint64_t v)
 /* Writes the words that are checked later; first checks the zeroes calloc promised there. */
 static void fill(unsigned char *p, size_t n, uint64_t tag, int zeroed)
 {
-    for (size_t page = 0; page * PAGE + PAGE <= n; page++) {
+    for (size_t page = 0; page * PAGE + PAGE <= n; page += page_step) {
         size_t a = page * PAGE, b = a + second_word(page);
         if (zeroed && (get(p, a) != 0 || get(p, b) != 0))
             corruption("calloc not zeroed", tag, n, get(p, a) != 0 ? a : b);
@@ -71,7 +77,7 @@ static void fill(unsigned char *p, size_t n, uint64_t tag, int zeroed)
 
 static uint64_t check(const unsigned char *p, size_t n, uint64_t tag)
 {
-    for (size_t page = 0; page * PAGE + PAGE <= n; page++) {
+    for (size_t page = 0; page * PAGE + PAGE <= n; page += page_step) {
         size_t a = page * PAGE, b = a + second_word(page);
         if (get(p, a) != word_value(tag, a))
             corruption("page word", tag, n, a);
@@ -86,11 +92,16 @@ static uint64_t check(const unsigned char *p, size_t n, uint64_t tag)
 int main(int argc, char **argv)
 {
     /* full: these shapes have no original size, so full = real */
-    static const char *const keys[] = {"--alloc", NULL};
+    static const char *const keys[] = {"--alloc", "--touch", NULL};
     int real = bench_parse(argc, argv, USAGE, keys) != BENCH_SMOKE;
     const char *alloc = bench_opt(argc, argv, "--alloc", "calloc");
     int use_calloc = strcmp(alloc, "calloc") == 0;
     if (!use_calloc && strcmp(alloc, "malloc") != 0)
+        bench_usage(USAGE);
+    const char *touch = bench_opt(argc, argv, "--touch", "all");
+    if (strcmp(touch, "sparse") == 0)
+        page_step = 64;
+    else if (strcmp(touch, "all") != 0)
         bench_usage(USAGE);
     rng_seed(0x082efa98ec4e6c89ULL);
     const uint64_t steps = real ? 600 : 60;

@@ -220,6 +220,25 @@ void _fa_large_unmap(void *base, size_t size)
     _fa_os_unmap(base, size);
 }
 
+/* Zero [from, to) of seg's mapping, which holds old data; the first byte after it that is
+ * fresh (zero, not resident). A program that uses its large blocks whole gets it cleared in
+ * place (its pages stay: no fault). Otherwise most of it may never be touched: the kernel drops
+ * the whole pages (they read as zero and cost nothing until touched), which costs in proportion
+ * to the pages resident, not to the size, and leaves the block as good as fresh to watch. */
+static size_t clear_old(fa_segment_t *seg, size_t from, size_t to, bool whole)
+{
+    char *base = (char *)seg;
+    size_t inner_from = fa_align_up(from, FA_OS_PAGE), inner_to = to & ~(FA_OS_PAGE - 1);
+    if (whole || _fa_secure || inner_to <= inner_from) {
+        memset(base + from, 0, to - from);
+        return to;
+    }
+    memset(base + from, 0, inner_from - from);
+    _fa_os_purge(base + inner_from, inner_to - inner_from);
+    memset(base + inner_to, 0, to - inner_to);
+    return inner_from;
+}
+
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 {
     FA_ASSERT((alignment & (alignment - 1)) == 0);
@@ -286,12 +305,14 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
      * all in. Those are left to the first touch (to watch), or, for calloc, faulted in at
      * once: the program uses such blocks whole. */
     size_t fresh = dirty < offset + n ? dirty : offset + n;
-    if (fresh > offset && zero)
-        memset((void *)seg->large_block, 0, fresh - offset);
-    if (!spare)
-        _fa_large_watch(seg, fresh > offset ? fresh : offset);
+    if (fresh <= offset)
+        fresh = offset;
     else if (zero)
-        _fa_large_populate(seg, fresh > offset ? fresh : offset, offset + n);
+        fresh = clear_old(seg, offset, fresh, whole);
+    if (!spare)
+        _fa_large_watch(seg, fresh);
+    else if (zero)
+        _fa_large_populate(seg, fresh, offset + n);
     return (void *)seg->large_block;
 }
 

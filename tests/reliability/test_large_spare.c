@@ -17,6 +17,9 @@
  *      whole (so large blocks keep taking spare pages), grow some and shrink some with realloc
  *      (their contents kept) and free them: spare pieces pass between threads, and pages
  *      another thread filled read as zero.
+ * And a program that uses its large blocks sparsely: a calloc'd block that reuses a cached
+ * mapping has the old pages dropped, not written over with zeros: it reads zero, and few of its
+ * pages are resident (a memset would have made them all resident, and taken a fault each).
  * The test runs itself with the cache (and a purge delay no step outlasts) and without. A
  * ThreadSanitizer build moves no pages and keeps none: there the first run expects what the
  * second does. */
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "check.h"
 #include "rerun.h"
@@ -81,6 +85,36 @@ static void *churn(void *arg)
         fa_free(p);
     }
     return NULL;
+}
+
+/* Resident pages among the whole pages of [p, p + n). */
+static size_t resident(const void *p, size_t n)
+{
+    uintptr_t from = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1);
+    uintptr_t to = ((uintptr_t)p + n) & ~(PAGE - 1);
+    static unsigned char vec[(64 << 20) / 4096];
+    CHECK_LE((to - from) / PAGE, sizeof vec);
+    CHECK_EQ(mincore((void *)from, to - from, vec), 0);
+    size_t count = 0;
+    for (size_t i = 0; i < (to - from) / PAGE; i++)
+        count += vec[i] & 1;
+    return count;
+}
+
+static int sparse_child(void)
+{
+    const size_t n = 16 * MIB, pages = n / PAGE;
+    for (int round = 0; round < 3; round++) {
+        unsigned char *p = fa_calloc(1, n);
+        CHECK(p != NULL);
+        CHECK_LT(resident(p, n), pages / 8);
+        for (size_t off = 0; off < n; off += 256 * 1024) {
+            CHECK_EQ(p[off + 8], 0);
+            p[off + 8] = 0x5a;
+        }
+        fa_free(p);
+    }
+    return 0;
 }
 
 static int child(int keep)
@@ -153,13 +187,16 @@ int main(int argc, char **argv)
     (void)argc;
     const char *mode = getenv("FA_TEST_SPARE");
     if (mode)
-        return child(atoi(mode));
+        return atoi(mode) == 2 ? sparse_child() : child(atoi(mode));
     const char *with_cache[] = {"FA_TEST_SPARE=1", "FITALLOC_LARGE_CACHE=64M",
                                 "FITALLOC_PURGE_DELAY=60000", "FITALLOC_CALLOC_POPULATE=1", NULL};
     fa_test_rerun("with the large-block cache", with_cache, argv);
     const char *without[] = {"FA_TEST_SPARE=0", "FITALLOC_LARGE_CACHE=0",
                              "FITALLOC_CALLOC_POPULATE=1", NULL};
     fa_test_rerun("FITALLOC_LARGE_CACHE=0", without, argv);
+    const char *sparse[] = {"FA_TEST_SPARE=2", "FITALLOC_LARGE_CACHE=64M",
+                            "FITALLOC_PURGE_DELAY=60000", NULL};
+    fa_test_rerun("blocks used sparsely", sparse, argv);
     printf("ok: a large block's tail is kept and moved under the next large calloc, zeroed\n");
     return 0;
 }
