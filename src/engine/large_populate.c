@@ -24,6 +24,7 @@
 #include "platform/atomic.h"
 
 #define FA_POPULATE_PROBE 8
+#define FA_USAGE_CHUNK ((size_t)2 << 20)
 
 static bool populating; /* what the last block watched taught */
 /* Large blocks that could be watched, made while populating (relaxed: a rough period will
@@ -40,14 +41,27 @@ static void request_pages(const fa_segment_t *seg, uintptr_t *from, uintptr_t *t
     *to = (seg->large_block + seg->large_usable - seg->large_slack) & ~(FA_OS_PAGE - 1);
 }
 
-/* What pages [from, to) show: used nearly whole (1), little (-1), or neither (0). */
+/* What pages [from, to) say about the program: used nearly whole (1), used little (-1), or
+ * nothing that would change `populating` (0). Counted (mincore) 2 MiB at a time, and only
+ * until the answer can no longer change it: a page table walk costs about as much as the
+ * program's own use of a block it touches sparsely. */
 static int usage(uintptr_t from, uintptr_t to)
 {
     if (to <= from)
         return 0;
     size_t pages = (to - from) / FA_OS_PAGE;
-    size_t resident = _fa_os_resident_pages((void *)from, to - from);
-    return resident >= pages - pages / 8 ? 1 : resident < pages / 2 ? -1 : 0;
+    size_t whole = pages - pages / 8, little = pages / 2; /* resident >= whole, < little */
+    bool now = fa_atomic_load_relaxed(&populating);
+    size_t resident = 0, seen = 0;
+    for (uintptr_t at = from; at < to;) {
+        size_t len = to - at < FA_USAGE_CHUNK ? to - at : FA_USAGE_CHUNK;
+        resident += _fa_os_resident_pages((void *)at, len);
+        seen += len / FA_OS_PAGE;
+        at += len;
+        if (now ? resident >= little : seen - resident > pages - whole)
+            return 0;
+    }
+    return resident >= whole ? 1 : resident < little ? -1 : 0;
 }
 
 bool _fa_large_used_whole(void)
@@ -66,7 +80,7 @@ bool _fa_large_learn(void)
      * reused, the look only misleads this guess; the next block watched corrects it.) */
     uintptr_t from = fa_atomic_exchange_relaxed(&watch_from, (uintptr_t)0);
     uintptr_t to = fa_atomic_load_relaxed(&watch_to);
-    if (!from || usage(from, to) <= 0)
+    if (!from || usage(from, to) <= 0) /* (not populating: 0 or -1 change nothing) */
         return false;
     fa_atomic_store_relaxed(&populating, true);
     return true;
