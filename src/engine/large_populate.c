@@ -41,14 +41,14 @@ static void request_pages(const fa_segment_t *seg, uintptr_t *from, uintptr_t *t
     *to = (seg->large_block + seg->large_usable - seg->large_slack) & ~(FA_OS_PAGE - 1);
 }
 
-/* What pages [from, to) say about the program: used nearly whole (1), used little (-1), or
- * nothing that would change `populating` (0). Counted (mincore) 2 MiB at a time, and only
- * until the answer can no longer change it: a page table walk costs about as much as the
- * program's own use of a block it touches sparsely. */
-static int usage(uintptr_t from, uintptr_t to)
+/* What pages [from, to) teach, from their resident pages: populating after a block used nearly
+ * whole (7/8 of its pages), not after one used less than half. Counted (mincore) 2 MiB at a
+ * time, and only until the count can no longer change the state: a page table walk costs
+ * about as much as the program's own use of a block it touches sparsely. */
+static void learn_from(uintptr_t from, uintptr_t to)
 {
     if (to <= from)
-        return 0;
+        return;
     size_t pages = (to - from) / FA_OS_PAGE;
     size_t whole = pages - pages / 8, little = pages / 2; /* resident >= whole, < little */
     bool now = fa_atomic_load_relaxed(&populating);
@@ -59,9 +59,10 @@ static int usage(uintptr_t from, uintptr_t to)
         seen += len / FA_OS_PAGE;
         at += len;
         if (now ? resident >= little : seen - resident > pages - whole)
-            return 0;
+            return;
     }
-    return resident >= whole ? 1 : resident < little ? -1 : 0;
+    if (now ? resident < little : resident >= whole)
+        fa_atomic_store_relaxed(&populating, !now);
 }
 
 bool _fa_large_used_whole(void)
@@ -73,17 +74,16 @@ bool _fa_large_learn(void)
 {
     if (!fa_option(calloc_populate))
         return false;
-    if (fa_atomic_load_relaxed(&populating))
-        return true;
-    /* A program that uses each block before it asks for the next one shows it before any
-     * free: look at the block watched last, once. (If it was freed meanwhile and its pages
-     * reused, the look only misleads this guess; the next block watched corrects it.) */
-    uintptr_t from = fa_atomic_exchange_relaxed(&watch_from, (uintptr_t)0);
-    uintptr_t to = fa_atomic_load_relaxed(&watch_to);
-    if (!from || usage(from, to) <= 0) /* (not populating: 0 or -1 change nothing) */
-        return false;
-    fa_atomic_store_relaxed(&populating, true);
-    return true;
+    if (!fa_atomic_load_relaxed(&populating)) {
+        /* A program that uses each block before it asks for the next one shows it before any
+         * free: look at the block watched last, once. (If it was freed meanwhile and its
+         * pages reused, the look only misleads this guess; the next block watched corrects
+         * it.) */
+        uintptr_t from = fa_atomic_exchange_relaxed(&watch_from, (uintptr_t)0);
+        if (from)
+            learn_from(from, fa_atomic_load_relaxed(&watch_to));
+    }
+    return fa_atomic_load_relaxed(&populating);
 }
 
 bool _fa_large_probe(void)
@@ -126,7 +126,5 @@ void _fa_large_watched_freed(fa_segment_t *seg)
     uintptr_t from, to;
     request_pages(seg, &from, &to);
     _fa_large_unwatch(seg);
-    int used = usage(from, to);
-    if (used != 0)
-        fa_atomic_store_relaxed(&populating, used > 0);
+    learn_from(from, to);
 }

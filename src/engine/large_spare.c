@@ -33,7 +33,6 @@ static struct spare_piece {
     size_t size;
     uint64_t since; /* ms: when it was freed */
 } pieces[FA_SPARE_SLOTS];
-static size_t spare_bytes;
 /* Bytes of fresh pages that fills were asked to cover, in the current window of
  * FITALLOC_PURGE_DELAY ms and in the one before: the spare keeps no more than that. A program
  * whose freed memory serves its next blocks some other way (the cache, slack) asks for little,
@@ -61,20 +60,22 @@ static bool keep_piece(uintptr_t base, size_t size, uint64_t now)
     /* Spare pages are taken only while the program uses its large blocks whole. */
     if (size >= FA_SPARE_MIN && !_fa_secure && _fa_large_used_whole() && _fa_os_moves_pages()) {
         fa_mutex_lock(&_fa_global_lock);
+        size_t held = 0, slot = FA_SPARE_SLOTS;
+        for (size_t i = 0; i < FA_SPARE_SLOTS; i++) {
+            held += pieces[i].size;
+            if (!pieces[i].size)
+                slot = i;
+        }
         size_t demand = recent_demand(now);
         size_t budget = (size_t)fa_option(large_cache);
-        size_t room = demand > spare_bytes ? demand - spare_bytes : 0;
+        size_t room = demand > held ? demand - held : 0;
         if (budget - _fa_large_kept < room) /* kept <= budget */
             room = budget - _fa_large_kept;
         room &= ~(FA_OS_PAGE - 1);
-        size_t want = size < room ? size : room;
-        for (size_t i = 0; i < FA_SPARE_SLOTS && want >= FA_SPARE_MIN && !kept; i++) {
-            if (!pieces[i].size) {
-                pieces[i] = (struct spare_piece){base, want, now};
-                _fa_large_kept += want;
-                spare_bytes += want;
-                kept = want;
-            }
+        if (slot < FA_SPARE_SLOTS && room >= FA_SPARE_MIN) {
+            kept = size < room ? size : room;
+            pieces[slot] = (struct spare_piece){base, kept, now};
+            _fa_large_kept += kept;
         }
         fa_mutex_unlock(&_fa_global_lock);
     }
@@ -147,7 +148,6 @@ size_t _fa_spare_fill(fa_segment_t *seg, size_t from)
             piece->size -= take;
             source = piece->base + piece->size;
             _fa_large_kept -= take;
-            spare_bytes -= take;
         }
         fa_mutex_unlock(&_fa_global_lock);
         if (!take)
@@ -178,7 +178,6 @@ void _fa_spare_purge(uint64_t now, bool force, long *next)
         if (force || pieces[i].since + delay <= now) {
             expired[count++] = pieces[i];
             _fa_large_kept -= pieces[i].size;
-            spare_bytes -= pieces[i].size;
             pieces[i].size = 0;
         } else {
             fa_purge_note_due(next, pieces[i].since + delay, now);

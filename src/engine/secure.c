@@ -505,10 +505,16 @@ static size_t large_canary(const fa_segment_t *seg, size_t n)
     return room < FA_LARGE_CANARY ? room : FA_LARGE_CANARY;
 }
 
+/* Where a large block's header ends (after its page descriptor and its splits). */
+static uintptr_t large_header_end(fa_segment_t *seg)
+{
+    return (uintptr_t)(fa_large_splits(seg) + 1);
+}
+
 /* Canary bytes between the header and the block, and after the block; the guard page. */
 void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
 {
-    uintptr_t header_end = (uintptr_t)(fa_large_splits(seg) + 1); /* the header's end */
+    uintptr_t header_end = large_header_end(seg);
     memset((void *)header_end, canary_byte, seg->large_block - header_end);
     memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
     _fa_os_protect((char *)seg + seg->mapped - FA_OS_PAGE, FA_OS_PAGE);
@@ -534,7 +540,7 @@ void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
 
 void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size)
 {
-    uintptr_t header_end = (uintptr_t)(fa_large_splits(seg) + 1); /* the header's end */
+    uintptr_t header_end = large_header_end(seg);
     size_t n = seg->large_usable;
     void *p = (void *)seg->large_block;
     if (!all_bytes((const uint8_t *)header_end, seg->large_block - header_end, canary_byte))

@@ -20,6 +20,7 @@
 
 #include "check.h"
 #include "rerun.h"
+#include "rss.h"
 #include "fitalloc.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -29,17 +30,9 @@
 #define SIZE ((size_t)8 << 20)
 #define PAGE ((size_t)4096)
 
-/* Resident pages among the whole pages of [p, p + SIZE). */
 static size_t resident(const char *p)
 {
-    uintptr_t from = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1);
-    uintptr_t to = ((uintptr_t)p + SIZE) & ~(PAGE - 1);
-    static unsigned char vec[SIZE / PAGE];
-    CHECK_EQ(mincore((void *)from, to - from, vec), 0);
-    size_t n = 0;
-    for (size_t i = 0; i < (to - from) / PAGE; i++)
-        n += vec[i] & 1;
-    return n;
+    return fa_test_resident_pages(p, SIZE);
 }
 
 static int child(int populate)

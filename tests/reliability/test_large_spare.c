@@ -28,10 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "check.h"
 #include "rerun.h"
+#include "rss.h"
 #include "fitalloc.h"
 #include "fitalloc-stats.h"
 
@@ -87,27 +87,13 @@ static void *churn(void *arg)
     return NULL;
 }
 
-/* Resident pages among the whole pages of [p, p + n). */
-static size_t resident(const void *p, size_t n)
-{
-    uintptr_t from = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1);
-    uintptr_t to = ((uintptr_t)p + n) & ~(PAGE - 1);
-    static unsigned char vec[(64 << 20) / 4096];
-    CHECK_LE((to - from) / PAGE, sizeof vec);
-    CHECK_EQ(mincore((void *)from, to - from, vec), 0);
-    size_t count = 0;
-    for (size_t i = 0; i < (to - from) / PAGE; i++)
-        count += vec[i] & 1;
-    return count;
-}
-
 static int sparse_child(void)
 {
     const size_t n = 16 * MIB, pages = n / PAGE;
     for (int round = 0; round < 3; round++) {
         unsigned char *p = fa_calloc(1, n);
         CHECK(p != NULL);
-        CHECK_LT(resident(p, n), pages / 8);
+        CHECK_LT(fa_test_resident_pages(p, n), pages / 8);
         for (size_t off = 0; off < n; off += 256 * 1024) {
             CHECK_EQ(p[off + 8], 0);
             p[off + 8] = 0x5a;
