@@ -156,8 +156,14 @@ static void *realloc_untraced(void *p, size_t n)
         if (q)
             return q;
     }
-    if (!secure && n <= usable && (n >= usable / 2 || usable <= 64))
+    /* A large block in a reused bigger mapping counts its request, not the slack after it,
+     * so that a buffer growing into that slack is not taken for a shrink and trimmed. */
+    size_t held = large ? usable - seg->large_slack : usable;
+    if (!secure && n <= usable && (n >= held / 2 || usable <= 64)) {
+        if (large && n > held)
+            _fa_large_grew_in_place(seg, n);
         return p;
+    }
     if (!secure && large && n > FA_CLASS_MAX) {
         void *q = _fa_large_realloc(seg, n);
         if (q)

@@ -162,6 +162,8 @@ void _fa_large_freed(uintptr_t block, size_t size);
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero);
 void _fa_large_free(fa_segment_t *seg);
 void *_fa_large_realloc(fa_segment_t *seg, size_t n);
+/* realloc kept the block and its request grew to n bytes, into the slack of a reused mapping. */
+void _fa_large_grew_in_place(fa_segment_t *seg, size_t n);
 fa_segment_t *_fa_large_header(uintptr_t p);
 void _fa_large_purge(uint64_t now, bool force, long *next);
 void _fa_large_unmap(void *base, size_t size); /* a whole large mapping, with the statistics */

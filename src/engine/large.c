@@ -397,6 +397,14 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     return (void *)seg->large_block;
 }
 
+void _fa_large_grew_in_place(fa_segment_t *seg, size_t n)
+{
+    FA_ASSERT(n > seg->large_usable - seg->large_slack && n <= seg->large_usable);
+    size_t slack = seg->large_usable - n;
+    fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack - slack);
+    seg->large_slack = slack;
+}
+
 void _fa_large_purge(uint64_t now, bool force, long *next)
 {
     fa_segment_t *expired[FA_LARGE_CACHE_SLOTS];
