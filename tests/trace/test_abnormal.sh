@@ -101,9 +101,16 @@ else:
     raise AssertionError("a 40-byte file was read")
 ' "$WORK/kill.fat" "$WORK/cut.fat" "$WORK/cut-header.fat" "$WORK/header.fat"
 
-# A byte changed inside a block: its checksum says so, with the block's offset.
+# A byte changed inside a block (all its bits flipped: writing a fixed value changed nothing when
+# the byte held it already): its checksum says so, with the block's offset.
 cp "$WORK/kill.fat" "$WORK/bad.fat"
-printf '\x5a' | dd of="$WORK/bad.fat" bs=1 seek=$((second + 48 + 10)) conv=notrunc status=none
+python3 -c '
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2]))
+    byte = f.read(1)[0]
+    f.seek(int(sys.argv[2]))
+    f.write(bytes([byte ^ 0xFF]))' "$WORK/bad.fat" $((second + 48 + 10))
 check_trace '
 try:
     tr.read(sys.argv[1])
