@@ -50,10 +50,16 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
 
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
 {
-    /* The sizes above the direct slots pop as the inline fast path does, through their class's
-     * page: an empty heap's, a slow page's and an empty list's slot says NULL. */
-    if (n > FA_DIRECT_MAX && n <= FA_CLASS_MAX) {
-        fa_block_t *block = fa_direct_pop(heap->bin_page[fa_bin_of(n)]);
+    fa_page_t *page = n <= FA_DIRECT_MAX  ? heap->direct[n]
+                      : n <= FA_CLASS_MAX ? heap->bin_page[fa_bin_of(n)]
+                                          : &_fa_page_empty;
+    /* The page's `free` ran out: its own frees become the blocks to pop. And the sizes above
+     * the direct slots pop as the inline fast path does, through their class's page: an empty
+     * heap's, a slow page's and an empty list's slot says NULL. */
+    if (page->free == FA_LIST_END && page->local != FA_LIST_END)
+        fa_page_take_local(page);
+    if (n > FA_DIRECT_MAX || page->free != FA_LIST_END) {
+        fa_block_t *block = fa_direct_pop(page);
         if (fa_likely(block != NULL))
             return block;
     }

@@ -10,24 +10,31 @@
                       __FILE__, __LINE__);                                                         \
     } while (0)
 
+static size_t list_length(const fa_page_t *page, const fa_block_t *b)
+{
+    size_t count = 0;
+    for (; b != FA_LIST_END; b = fa_link_decode(b->link)) {
+        REQUIRE(fa_page_has_block(page, (uintptr_t)b), page, "free list entry is not a block");
+        REQUIRE(b->mark == fa_page_mark(page), page, "free block not marked free");
+        REQUIRE(++count <= page->capacity, page, "free list longer than the page");
+    }
+    return count;
+}
+
 static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
 {
     uintptr_t owner = fa_owner_word(heap, page) | (full ? FA_OWNER_FULL : 0);
     REQUIRE(fa_atomic_load_relaxed(&page->owner) == owner, page, "owner word");
     REQUIRE(fa_atomic_load_relaxed(&page->state) == FA_PAGE_USED, page, "page state");
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
-    size_t free_count = 0;
-    for (const fa_block_t *b = page->free; b != FA_LIST_END; b = fa_link_decode(b->link)) {
-        REQUIRE(fa_page_has_block(page, (uintptr_t)b), page, "free list entry is not a block");
-        REQUIRE(b->mark == fa_page_mark(page), page, "free block not marked free");
-        REQUIRE(++free_count <= page->capacity, page, "free list longer than the page");
-    }
-    /* used counts live blocks (and remote frees not yet collected) plus the pin. */
-    REQUIRE(page->used >= page->pinned, page, "used below the pin");
-    REQUIRE(free_count + page->used - page->pinned <= page->capacity, page, "blocks counted twice");
+    size_t on_free = list_length(page, page->free), on_local = list_length(page, page->local);
+    /* used counts live blocks (and remote frees not yet collected), the blocks on free, and the
+     * pin. */
+    REQUIRE(page->used >= page->pinned + on_free, page, "used below the pin and free list");
+    REQUIRE(on_local + page->used - page->pinned <= page->capacity, page, "blocks counted twice");
     REQUIRE(page->used > page->pinned || page->pinned, page, "empty page still queued");
-    REQUIRE(!full || (page->free == FA_LIST_END && !page->pinned), page,
-            "full page with free blocks");
+    REQUIRE(!full || (page->free == FA_LIST_END && page->local == FA_LIST_END && !page->pinned),
+            page, "full page with free blocks");
 }
 
 static void check_queue(const fa_heap_t *heap, const fa_page_queue_t *q, bool full)

@@ -79,8 +79,14 @@ size_t _fa_segment_first_offset(int kind);
 #define FA_EXTEND_BYTES 4096
 #define FA_EXTEND_MAX_BLOCKS (FA_EXTEND_BYTES / FA_ALIGN)
 void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin);
+/* Take the blocks other threads freed into the page (onto `local`). */
 void _fa_page_collect(fa_page_t *page);
+/* Give malloc blocks to pop (`free`) if the page has freed ones: whether it has now. */
+bool _fa_page_refill(fa_page_t *page);
 bool _fa_page_extend(fa_page_t *page);
+/* Before a page leaves its owner: the blocks on `free` join `local`, so that `used` counts live
+ * blocks only and the page is released once they are all freed. */
+void _fa_page_give_up_free(fa_page_t *page);
 uint64_t _fa_block_magic(uint64_t block_size); /* for fa_page_has_block (free_list.h) */
 
 /* heap.c */

@@ -57,8 +57,8 @@ static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
 {
     FA_ASSERT(fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap && page->used > 0);
     block->mark = fa_page_mark(page);
-    block->link = fa_link_encode(page->free);
-    page->free = block;
+    block->link = fa_link_encode(page->local);
+    page->local = block;
     if (fa_atomic_load_relaxed(&page->owner) & FA_OWNER_FULL) {
         page->used--; /* it has a free block again: back to its queue */
         _fa_heap_local_free_full(heap, page);

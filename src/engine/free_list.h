@@ -99,6 +99,33 @@ static inline uintptr_t fa_xfree_push(uintptr_t word, const fa_block_t *block)
     return (uintptr_t)block | ((word & ~(FA_XFREE_ONE - 1)) + FA_XFREE_ONE);
 }
 
+/* `free` ran out: the blocks the owner freed become the ones malloc pops. Every block listed
+ * is then counted in `used` (none is on `local`). */
+static inline void fa_page_take_local(fa_page_t *page)
+{
+    FA_ASSERT(page->free == FA_LIST_END && page->local != FA_LIST_END);
+    uint16_t all = (uint16_t)(page->listed + page->pinned);
+    page->placed += (uint16_t)(all - page->used);
+    page->used = all;
+    page->free = page->local;
+    page->local = FA_LIST_END;
+}
+
+/* The blocks on `free` (counted in `used` but not handed out), up to the page's capacity: a
+ * link that leads out of the page ends the count. For statistics and the heap visit, which read
+ * other threads' pages as they change (a snapshot, unsynchronized on purpose). */
+__attribute__((no_sanitize("thread"))) static inline size_t
+fa_page_free_length(const fa_page_t *page)
+{
+    size_t count = 0;
+    for (const fa_block_t *b = page->free; b != FA_LIST_END && count < page->capacity; count++) {
+        if (!fa_page_has_block(page, (uintptr_t)b))
+            break;
+        b = fa_link_decode(b->link);
+    }
+    return count;
+}
+
 /* Take the head block of a page whose free list is not empty (the slow paths' pop). */
 static inline fa_block_t *fa_page_pop(fa_page_t *page)
 {
@@ -107,7 +134,6 @@ static inline fa_block_t *fa_page_pop(fa_page_t *page)
         _fa_free_list_corrupt(page, "free list");
     page->free = fa_link_decode(block->link);
     block->mark = 0;
-    page->tally += FA_TALLY_ALLOC;
     return block;
 }
 

@@ -18,7 +18,7 @@
 #include "platform/atomic.h"
 
 __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_fa_heap_empty;
-fa_page_t _fa_page_empty = {.free = FA_LIST_END};
+fa_page_t _fa_page_empty = {.free = FA_LIST_END, .local = FA_LIST_END};
 fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty},
                             .bin_page = {[0 ... FA_BINS - 1] = &_fa_page_empty}};
 
@@ -78,7 +78,8 @@ static void queue_remove(fa_page_queue_t *q, fa_page_t *page)
 static fa_page_t *queue_find_freed(fa_page_t *page)
 {
     for (int i = 0; page && i < FA_QUEUE_SCAN; i++, page = page->next)
-        if (page->free != FA_LIST_END || fa_atomic_load_relaxed(&page->xfree))
+        if (page->free != FA_LIST_END || page->local != FA_LIST_END ||
+            fa_atomic_load_relaxed(&page->xfree))
             return page;
     return NULL;
 }
@@ -116,6 +117,7 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
  * sees the other, so a remote free can never be stranded on a full page nobody looks at. */
 static void move_to_full(fa_heap_t *heap, fa_page_t *page)
 {
+    FA_ASSERT(page->free == FA_LIST_END && page->local == FA_LIST_END);
     queue_remove(&heap->queues[page->bin], page);
     queue_push_back(&heap->full, page);
     fa_atomic_store_seq_cst(&page->owner, fa_owner_word(heap, page) | FA_OWNER_FULL);
@@ -210,7 +212,8 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
             continue;
         }
         queue_push_back(&heap->queues[page->bin], page);
-        if (page->free == FA_LIST_END && page->capacity == page->reserved)
+        if (page->free == FA_LIST_END && page->local == FA_LIST_END &&
+            page->capacity == page->reserved)
             move_to_full(heap, page);
         else
             queue_head_changed(heap, page->bin);
@@ -225,10 +228,8 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
     fa_page_t *page;
     for (;;) {
         while ((page = q->head)) {
-            /* Remote frees wait until the local list is used up: then they need no walk. */
-            if (page->free == FA_LIST_END)
-                _fa_page_collect(page);
-            if (page->free != FA_LIST_END)
+            /* Freed blocks (the owner's, then remote ones) wait until `free` is used up. */
+            if (_fa_page_refill(page))
                 return page;
             /* Blocks freed in another page of the queue before fresh memory of this one: a
              * page that keeps extending while the others' freed blocks wait is how a heap
@@ -354,6 +355,7 @@ fa_heap_t *_fa_heap_init_thread(void)
 
 static void abandon_page(fa_heap_t *heap, fa_page_t *page)
 {
+    _fa_page_give_up_free(page);
     _fa_page_collect(page);
     if (page->used == 0)
         release_page(heap, page);

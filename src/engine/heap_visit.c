@@ -9,7 +9,7 @@
  * Large blocks: large.c keeps the live ones on a list under the same lock.
  */
 #include "fitalloc-stats.h"
-#include "engine/engine.h"
+#include "engine/free_list.h"
 #include "platform/atomic.h"
 
 struct visit {
@@ -35,7 +35,9 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
          * right now (an abandoned page keeps at least one block, or it is released). */
         if ((!heap && used == 0) || block_size == 0)
             continue;
-        used = used >= pinned ? used - pinned : 0; /* the queue head's pin is no block */
+        /* The queue head's pin is no block, nor are the blocks on `free`. */
+        size_t not_live = pinned + fa_page_free_length(page);
+        used = used >= not_live ? used - not_live : 0;
         struct fa_heap_area area = {
             .kind = FA_AREA_PAGE,
             .mine = heap == v->mine,

@@ -34,8 +34,9 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->start = start;
     page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
     page->capacity = 0;
-    page->free = FA_LIST_END;
-    page->tally = 0;
+    page->free = page->local = FA_LIST_END;
+    page->placed = 0;
+    page->used = page->listed = 0;
     page->pinned = 0;
     page->xcollected = 0;
     page->next = page->prev = NULL;
@@ -86,6 +87,11 @@ bool _fa_page_extend(fa_page_t *page)
     char *first = (char *)page->start + (size_t)(page->capacity + skip) * size;
     page->free = page->secure ? _fa_secure_new_blocks(page, first, count, page->free)
                               : link_new_blocks(page, first, count - skip, page->free);
+    /* Block 0 is held back in secure mode too (its own reason: secure.c). */
+    size_t linked = count - (page->capacity == 0 && (skip || page->secure));
+    page->listed = (uint16_t)(page->listed + linked);
+    page->used = (uint16_t)(page->used + linked);
+    page->placed += linked;
     /* Other threads read capacity and limit to validate the pointers they free. */
     uint16_t capacity = (uint16_t)(page->capacity + count);
     fa_atomic_store_relaxed(&page->capacity, capacity);
@@ -93,6 +99,10 @@ bool _fa_page_extend(fa_page_t *page)
     return true;
 }
 
+/* Blocks other threads freed go onto `local` as the stack they came in (no walk: the owner
+ * reads none of them until malloc hands them out), or, when `local` holds blocks already, in
+ * front of them (a walk to the stack's end, checking each link). Their page may be empty now:
+ * `used` counts them no longer. */
 void _fa_page_collect(fa_page_t *page)
 {
     if (!fa_atomic_load_relaxed(&page->xfree))
@@ -103,17 +113,45 @@ void _fa_page_collect(fa_page_t *page)
         return;
     fa_block_t *list = fa_xfree_head(taken);
     uint32_t count = fa_xfree_count(taken);
-    if (page->free != FA_LIST_END) {
-        /* Splice in front of the local list: find the remote list's end (the usual caller
-         * collects only once the local list is empty, and needs no walk). */
+    if (page->local != FA_LIST_END) {
         fa_block_t *tail = list;
         for (fa_block_t *next; (next = fa_link_decode(tail->link)) != FA_LIST_END; tail = next)
             if (!fa_page_has_block(page, (uintptr_t)next))
                 _fa_free_list_corrupt(page, "remote free list");
-        tail->link = fa_link_encode(page->free);
+        tail->link = fa_link_encode(page->local);
     }
     /* Unwalked links are checked as the malloc paths follow them, like the local list's. */
-    page->free = list;
-    page->used -= count;
+    page->local = list;
+    page->used = (uint16_t)(page->used - count);
     page->xcollected += count;
+}
+
+bool _fa_page_refill(fa_page_t *page)
+{
+    if (page->free != FA_LIST_END)
+        return true;
+    /* `local` moves to `free` before the remote stack comes, which then needs no walk. */
+    if (page->local != FA_LIST_END)
+        fa_page_take_local(page);
+    _fa_page_collect(page);
+    if (page->free == FA_LIST_END && page->local != FA_LIST_END)
+        fa_page_take_local(page);
+    return page->free != FA_LIST_END;
+}
+
+void _fa_page_give_up_free(fa_page_t *page)
+{
+    if (page->free == FA_LIST_END)
+        return;
+    size_t count = 1;
+    fa_block_t *tail = page->free;
+    for (fa_block_t *next; (next = fa_link_decode(tail->link)) != FA_LIST_END; tail = next) {
+        if (!fa_page_has_block(page, (uintptr_t)next) || ++count > page->capacity)
+            _fa_free_list_corrupt(page, "free list");
+    }
+    tail->link = fa_link_encode(page->local);
+    page->local = page->free;
+    page->free = FA_LIST_END;
+    page->used = (uint16_t)(page->used - count);
+    page->placed -= count;
 }

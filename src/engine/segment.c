@@ -202,10 +202,11 @@ void _fa_segment_release_page(fa_page_t *page)
     fa_atomic_add_relaxed(&_fa_counters.bin_frees[page->bin], fa_page_frees(page));
     fa_atomic_add_relaxed(&_fa_counters.collected[page->bin], page->xcollected);
     page->xcollected = 0;
-    page->free = FA_LIST_END;
+    page->free = page->local = FA_LIST_END;
     page->capacity = 0;
     fa_atomic_store_relaxed(&page->limit, 0); /* no block of it may be freed now */
-    page->tally = 0;
+    page->placed = 0;
+    page->listed = 0;
     fa_atomic_store_relaxed(&page->owner, 0);
     fa_atomic_store_relaxed(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay));
     /* Release: the fields above are written before the purger may see the page as DIRTY. */

@@ -2,7 +2,7 @@
  * report printed by FITALLOC_STATS=1. */
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/free_list.h"
 #include "common/options.h"
 #include "common/report.h"
 #include "engine/size_class.h"
@@ -41,7 +41,7 @@ __attribute__((no_sanitize("thread"))) static void add_pages(fa_segment_t *seg, 
             continue;
         struct fa_stats_class *c = &snap->out->size_class[page->bin];
         c->frees += fa_page_frees(page);
-        c->allocs += page->tally >> 16;
+        c->allocs += page->placed - fa_page_free_length(page);
         snap->pending[page->bin] -= (int64_t)page->xcollected;
     }
 }

@@ -106,12 +106,16 @@ struct fa_heap_s;
  * Invariants of a page in use (state == FA_PAGE_USED; check.c verifies them in debug builds):
  *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned; a
  *     parked heap keeps its pages)
- *   capacity <= reserved;  len(free) + (used - pinned) <= capacity
- *     (used - pinned counts live blocks and blocks freed remotely, in xfree, not collected yet)
- *   used == pinned  =>  pinned == 1  (a queued page with no live block is its queue's head;
- *                                     any other is released when its last block is freed)
- *   on the full list  =>  free == FA_LIST_END && pinned == 0 && (owner & FA_OWNER_FULL)
- *   every block b of free or xfree: fa_page_has_block(page, b) and b->mark == fa_page_mark(page)
+ *   capacity <= reserved;  len(local) + (used - pinned) <= capacity, and len(free) <= used -
+ *     pinned (used - pinned counts live blocks, blocks freed remotely, in xfree, not collected
+ *     yet, and the blocks on free)
+ *   used == pinned  =>  pinned == 1  (a queued page with no live block and nothing on free is
+ *                                     its queue's head; any other is released when its last
+ *                                     block is freed)
+ *   on the full list  =>  free == local == FA_LIST_END && pinned == 0 &&
+ *                         (owner & FA_OWNER_FULL)
+ *   only a heap's own pages hold blocks on free: an abandoned page's go to local
+ *   every block b of free, local or xfree: fa_page_has_block(page, b) and b->mark == fa_page_mark(page)
  *   fa_xfree_count(xfree) == the number of blocks on the stack fa_xfree_head(xfree) starts
  *   p is a block  <=>  (p - start) * magic < limit  (wrapping arithmetic: free_list.h) */
 typedef struct fa_page_s {
@@ -136,21 +140,23 @@ typedef struct fa_page_s {
     uint8_t slow;
     uint8_t pad0[20];
     /* line 1: the owner's */
-    fa_block_t *free; /* owner's free list: malloc pops, local free pushes */
-    /* Two counters in one word, so that malloc counts both with one add of FA_TALLY_ALLOC:
-     * `used`, the low 16 bits, is the live blocks, plus 1 while this page is its queue's head
-     * ("pinned"); the bits above count the blocks handed out since the page was set up. free
-     * decrements `used` alone: the page's frees (statistics) are handed out minus live. */
-    union {
-        uint64_t tally;
-        uint16_t used; /* the low bits of `tally` on a little-endian machine */
-    };
-    uint8_t pinned; /* 1 while the head of its queue: `used` then carries a +1 */
-    uint8_t pad1[7];
+    /* Two free lists, so that malloc and free each update a counter of their own: counting
+     * both in one word made every malloc wait for the previous free's store to that word and
+     * the other way round (a malloc+free loop ran 0.75 s per 10^8 pairs instead of 0.55). */
+    fa_block_t *free;  /* malloc pops; when it runs out, `local` takes its place */
+    fa_block_t *local; /* the owner's frees push */
+    uint64_t placed;   /* blocks put on `free` since the page was set up (handed out or not) */
+    /* The blocks not on `local` nor free in xfree: live ones, remote frees not collected,
+     * blocks on `free`; plus 1 while this page is its queue's head ("pinned"). free decrements
+     * it; malloc does not touch it (a block popped from `free` stays counted, as live now). */
+    uint16_t used;
+    uint16_t listed; /* blocks provisioned, but for one held back (page.c: _fa_page_extend) */
+    uint8_t pinned;  /* 1 while the head of its queue: `used` then carries a +1 */
+    uint8_t pad1[3];
     uint64_t xcollected;    /* remote frees the owner collected (statistics: see stats.c) */
     struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
     struct fa_page_s *prev;
-    uint8_t pad2[16];
+    uint8_t pad2[8];
     /* line 2: written by other threads */
     /* Blocks freed by other threads: a lock-free stack, its head's address in the low bits and
      * the number of blocks on it from FA_XFREE_COUNT_SHIFT up (free_list.h), so that the
@@ -164,16 +170,13 @@ typedef struct fa_page_s {
     uint8_t pad4[64];
 } fa_page_t;
 
-#define FA_TALLY_ALLOC (((uint64_t)1 << 16) | 1) /* one more block handed out, and live */
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "fa_page_t's used must be the low bits of its tally: little-endian machines only"
-#endif
 _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 << 16),
-               "a page's live blocks and its pin fit in 16 bits");
-/* The blocks freed into a page since it was set up (local frees and collected remote ones). */
+               "a page's blocks and its pin fit in 16 bits");
+/* The blocks freed into a page since it was set up (local frees and collected remote ones):
+ * those put on `free` are handed out but for those still there, which `used` counts too. */
 static inline uint64_t fa_page_frees(const fa_page_t *page)
 {
-    return (page->tally >> 16) - (uint64_t)(page->used - page->pinned);
+    return page->placed - (uint64_t)(page->used - page->pinned);
 }
 
 /* A segment: its header, its page descriptors, its pages. Invariants:

@@ -145,10 +145,12 @@ static void write_after_free(void *arg)
     (void)arg;
     fa_free(victim);
     memset(victim, 0x41, 16);
-    void *volatile a = fa_malloc(32);
-    void *volatile b = fa_malloc(32);
-    (void)a;
-    (void)b;
+    /* The freed block waits on the page's list of local frees until malloc has used up the
+     * blocks before it: allocate until its turn comes. */
+    for (int i = 0; i < 4096; i++) {
+        void *volatile q = fa_malloc(32);
+        (void)q;
+    }
 }
 
 static void *free_and_write(void *p)
