@@ -140,15 +140,15 @@ typedef struct fa_page_s {
     uint8_t slow;
     uint8_t pad0[20];
     /* line 1: the owner's */
-    /* Two free lists, so that malloc and free each update a counter of their own: counting
-     * both in one word made every malloc wait for the previous free's store to that word and
-     * the other way round (a malloc+free loop ran 0.75 s per 10^8 pairs instead of 0.55). */
+    /* Two free lists, so that only free updates a counter: when malloc counted too, in the
+     * same word, each malloc waited for the previous free's store to it, and the other way
+     * round (docs/design.md, "Pages and free lists"). */
     fa_block_t *free;  /* malloc pops; when it runs out, `local` takes its place */
     fa_block_t *local; /* the owner's frees push */
     uint64_t placed;   /* blocks put on `free` since the page was set up (handed out or not) */
-    /* The blocks not on `local` nor free in xfree: live ones, remote frees not collected,
-     * blocks on `free`; plus 1 while this page is its queue's head ("pinned"). free decrements
-     * it; malloc does not touch it (a block popped from `free` stays counted, as live now). */
+    /* The live blocks (remote frees not collected yet among them) and the blocks on `free`,
+     * plus 1 while this page is its queue's head ("pinned"). free decrements it; malloc does
+     * not touch it (a block popped from `free` stays counted, as live now). */
     uint16_t used;
     uint16_t listed; /* blocks provisioned, but for one held back (page.c: _fa_page_extend) */
     uint8_t pinned;  /* 1 while the head of its queue: `used` then carries a +1 */
