@@ -2,8 +2,9 @@
  *
  * Budget (x86-64, gcc -O2): malloc 13 instructions and free 32 when the block is the thread's
  * own, returns included; bench/callgrind_pair.sh counts 42 per malloc+free pair beyond the
- * calls themselves (16-64 bytes). Everything else goes out of line, and the out-of-line functions take their
- * arguments in the registers the fast path already holds them in (no copies here).
+ * calls themselves (16-128 bytes). Everything else goes out of line, and the out-of-line
+ * functions take their arguments in the registers the fast path already holds them in (no
+ * copies here).
  */
 #ifndef FA_FASTPATH_H
 #define FA_FASTPATH_H

@@ -99,6 +99,20 @@ bool _fa_page_extend(fa_page_t *page)
     return true;
 }
 
+/* The last block of a list of the page and the list's length, each link checked on the way: a
+ * link out of the page, or more blocks than the page has, is reported as corruption of `what`. */
+static fa_block_t *list_tail(const fa_page_t *page, fa_block_t *list, size_t *count,
+                             const char *what)
+{
+    size_t n = 1;
+    fa_block_t *tail = list;
+    for (fa_block_t *next; (next = fa_link_decode(tail->link)) != FA_LIST_END; tail = next)
+        if (!fa_page_has_block(page, (uintptr_t)next) || ++n > page->capacity)
+            _fa_free_list_corrupt(page, what);
+    *count = n;
+    return tail;
+}
+
 /* Blocks other threads freed go onto `local` as the stack they came in (no walk: the owner
  * reads none of them until malloc hands them out), or, when `local` holds blocks already, in
  * front of them (a walk to the stack's end, checking each link). Their page may be empty now:
@@ -114,11 +128,8 @@ void _fa_page_collect(fa_page_t *page)
     fa_block_t *list = fa_xfree_head(taken);
     uint32_t count = fa_xfree_count(taken);
     if (page->local != FA_LIST_END) {
-        fa_block_t *tail = list;
-        for (fa_block_t *next; (next = fa_link_decode(tail->link)) != FA_LIST_END; tail = next)
-            if (!fa_page_has_block(page, (uintptr_t)next))
-                _fa_free_list_corrupt(page, "remote free list");
-        tail->link = fa_link_encode(page->local);
+        size_t walked;
+        list_tail(page, list, &walked, "remote free list")->link = fa_link_encode(page->local);
     }
     /* Unwalked links are checked as the malloc paths follow them, like the local list's. */
     page->local = list;
@@ -143,13 +154,8 @@ void _fa_page_give_up_free(fa_page_t *page)
 {
     if (page->free == FA_LIST_END)
         return;
-    size_t count = 1;
-    fa_block_t *tail = page->free;
-    for (fa_block_t *next; (next = fa_link_decode(tail->link)) != FA_LIST_END; tail = next) {
-        if (!fa_page_has_block(page, (uintptr_t)next) || ++count > page->capacity)
-            _fa_free_list_corrupt(page, "free list");
-    }
-    tail->link = fa_link_encode(page->local);
+    size_t count;
+    list_tail(page, page->free, &count, "free list")->link = fa_link_encode(page->local);
     page->local = page->free;
     page->free = FA_LIST_END;
     page->used = (uint16_t)(page->used - count);

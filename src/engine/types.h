@@ -115,7 +115,8 @@ struct fa_heap_s;
  *   on the full list  =>  free == local == FA_LIST_END && pinned == 0 &&
  *                         (owner & FA_OWNER_FULL)
  *   only a heap's own pages hold blocks on free: an abandoned page's go to local
- *   every block b of free, local or xfree: fa_page_has_block(page, b) and b->mark == fa_page_mark(page)
+ *   every block b of free, local or xfree: fa_page_has_block(page, b) and
+ *     b->mark == fa_page_mark(page)
  *   fa_xfree_count(xfree) == the number of blocks on the stack fa_xfree_head(xfree) starts
  *   p is a block  <=>  (p - start) * magic < limit  (wrapping arithmetic: free_list.h) */
 typedef struct fa_page_s {
