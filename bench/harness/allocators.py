@@ -32,6 +32,8 @@ PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc",
 # is the run's scratch directory (run_env).
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
                      "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"}}
+# --baseline: another build of fitalloc, run beside this one to measure a change.
+BASELINE = "fitalloc-baseline"
 # Valid with -a but not in the default run: what tracing costs (docs/trace.md) is a question of
 # its own, and a traced run writes its trace file.
 OPTIONAL_NAMES = ["fitalloc-trace"]

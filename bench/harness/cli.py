@@ -51,6 +51,11 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Arg
                     help="comma list of thread counts for the sweeps (default 1,2,4,8,16,32)")
     ap.add_argument("--fitalloc", default=DEFAULT_FITALLOC,
                     help=f"libfitalloc.so to use (default {DEFAULT_FITALLOC})")
+    ap.add_argument("--baseline", default=None, metavar="PATH",
+                    help="another libfitalloc.so (a build of main, say), run as "
+                         "fitalloc-baseline in the same interleaved runs: a change against the "
+                         "code it changes, in one run (--ref fitalloc-baseline gives the ratios "
+                         "against it)")
     ap.add_argument("--build-dir", default=DEFAULT_BUILD_DIR,
                     help=f"where the workloads are built (default {DEFAULT_BUILD_DIR})")
     ap.add_argument("--results", default=None,
@@ -128,16 +133,16 @@ def list_everything(fitalloc: str) -> None:
         print(f"  {name:<18} {what}: {env}")
 
 
-def snapshot(build_dir: str, path: str) -> str:
+def snapshot(build_dir: str, path: str, name: str = "fitalloc") -> str:
     """Run a private copy of libfitalloc.so, so that a rebuild during the bench cannot mix two
     versions (or hit a half-written file)."""
     src = os.path.realpath(path)
-    snap = os.path.join(build_dir, "libfitalloc.snapshot.so")
+    snap = os.path.join(build_dir, f"lib{name}.snapshot.so")
     shutil.copy2(src, snap)
     with open(snap, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:12]
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(src)))
-    log(f"fitalloc: using a snapshot of {src} (sha256 {digest}, modified {stamp})")
+    log(f"{name}: using a snapshot of {src} (sha256 {digest}, modified {stamp})")
     return snap
 
 
@@ -173,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         if not sweep or min(sweep) < 1:
             ap.error("--threads needs positive integers")
     peer_names, lab_names, own_labs = parse_allocs(args.alloc, ap)
+    if args.baseline is not None and not os.path.isfile(args.baseline):
+        ap.error(f"--baseline: no file {args.baseline}")
     try:
         study_list = study_programs.select(args.study_programs)
     except ValueError as e:
@@ -221,6 +228,13 @@ def main(argv: list[str] | None = None) -> int:
         else:  # it loads but misbehaves: keep it so that its runs show as FAILED
             log(f"{a.name}: WARNING: preload probe failed ({problem}); its runs will likely fail")
             usable.append(a)
+    if args.baseline:
+        baseline = al.Allocator(al.BASELINE, snapshot(build_dir, args.baseline, al.BASELINE))
+        problem = al.check_preload(build_dir, baseline)
+        if problem is not None:
+            log(f"--baseline {args.baseline}: {problem}")
+            return 2
+        usable.append(baseline)
 
     case_list = cases(selected, sweep)
     wanted_labs = list(dict.fromkeys(

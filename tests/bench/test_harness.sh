@@ -3,8 +3,9 @@
 # results, report.md and PNG plots; it interleaves the allocators (the run order in runs.csv);
 # a workload that reports corruption, and one that crashes, are marked FAILED while the rest
 # goes on; one that times out is not run again; short cases are marked; unknown workload or
-# allocator names are errors that list the valid names. Then the summary's second mean, on a
-# made-up set of results: a known pathology of one peer is left out of it, and nothing else.
+# allocator names are errors that list the valid names; --baseline runs a second build beside
+# the first. Then the summary's second mean, on a made-up set of results: a known pathology of
+# one peer is left out of it, and nothing else.
 test_name=test_harness
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -204,6 +205,38 @@ for b in bad:
     print("  " + b)
 sys.exit(1 if bad else 0)
 PY
+
+# ---- --baseline: a second libfitalloc.so runs as fitalloc-baseline, interleaved with the rest,
+# and can be the reference; a missing file is an error that names the option
+echo "== --baseline"
+rc=0
+"${bench[@]}" -w selftest -a fitalloc,glibc --baseline "$lib" --ref fitalloc-baseline -r 2 \
+    --no-study --no-plots --out "$work/ab" >/dev/null 2>"$work/ab.err" || rc=$?
+((rc == 0)) || fail "--baseline: exit $rc: $(tail -n 3 "$work/ab.err")"
+python3 - "$work/ab" <<'PY' || fail "--baseline: the baseline did not run as expected"
+import csv, json, os, sys
+res = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(res, "runs.csv"))))
+bad = []
+groups = [sorted(r["allocator"] for r in rows[i:i + 3]) for i in range(0, len(rows), 3)]
+if groups != [["fitalloc", "fitalloc-baseline", "glibc"]] * 2:
+    bad.append(f"runs per repetition: {groups}")
+if any(r["status"] != "ok" for r in rows):
+    bad.append("a run failed: " + ", ".join(f"{r['allocator']} {r['note']}" for r in rows))
+if json.load(open(os.path.join(res, "summary.json")))["reference"] != "fitalloc-baseline":
+    bad.append("the reference is not fitalloc-baseline")
+if "libfitalloc-baseline.snapshot.so" not in open(os.path.join(res, "report.md")).read():
+    bad.append("report.md does not name the baseline's library")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+rc=0
+"${bench[@]}" -w selftest --baseline "$work/no-such.so" -r 1 --out "$work/unused" >/dev/null \
+    2>"$work/ab-missing.err" || rc=$?
+if ((rc != 2)) || ! grep -q -- "--baseline: no file" "$work/ab-missing.err"; then
+    fail "--baseline of a missing file: exit $rc: $(tail -n 2 "$work/ab-missing.err")"
+fi
 
 # ---- plots: PNG files (when matplotlib is there; tools/bench.sh installs it otherwise)
 if grep -q "no plots: matplotlib" "$res/report.md"; then
