@@ -6,7 +6,8 @@
  *
  * Per size class the heap keeps a queue of pages with free blocks; malloc serves from the head.
  * The head is "pinned": its `used` carries +1, so freeing its last block never reaches 0 on
- * the fast path and a malloc/free loop on one block never gives its page away. Pages without
+ * the fast path and a malloc/free loop on one block never gives its page away (until it has
+ * stayed empty and unused for FITALLOC_PURGE_DELAY: release_idle_heads). Pages without
  * a free block sit on the full list with FA_OWNER_FULL set in their owner word; a remote free
  * into such a page pushes it onto `notified_pages`, and the owner moves it back.
  */
@@ -14,6 +15,7 @@
 
 #include "common/options.h"
 #include "engine/engine.h"
+#include "engine/free_list.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
@@ -143,6 +145,49 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
     queue_head_changed(heap, page->bin);
 }
 
+/* A queue's head is pinned, so that a malloc/free loop never gives its page away; but then the
+ * head of a class the program has stopped using keeps its memory for good (a vector grown once
+ * through the medium and big classes leaves an empty head in each). A head found empty at two
+ * looks, FITALLOC_PURGE_DELAY or more apart, with nothing placed on its free list in between,
+ * goes back to its segment, which hands its memory to the OS after the delay. */
+static void release_idle_heads(fa_heap_t *heap)
+{
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
+        fa_page_queue_t *q = &heap->queues[bin];
+        fa_page_t *page = q->head;
+        bool idle = page && page == heap->idle_head[bin] && page->placed == heap->idle_placed[bin];
+        if (idle) {
+            _fa_page_collect(page);
+            /* used - pinned counts the live blocks and those on free. */
+            idle = (size_t)(page->used - page->pinned) == fa_page_free_length(page);
+        }
+        if (idle) {
+            queue_remove(q, page);
+            _fa_page_give_up_free(page);
+            FA_ASSERT(page->used == 0);
+            release_page(heap, page);
+            queue_head_changed(heap, bin);
+            page = q->head;
+        }
+        heap->idle_head[bin] = page;
+        heap->idle_placed[bin] = page ? page->placed : 0;
+    }
+}
+
+/* Slow-path calls between two readings of the clock for release_idle_heads. */
+#define FA_IDLE_CHECK_EVERY 64
+
+static void maybe_release_idle_heads(fa_heap_t *heap)
+{
+    if (++heap->idle_ticks % FA_IDLE_CHECK_EVERY != 0)
+        return;
+    uint64_t now = _fa_os_now_ms();
+    if (now < heap->next_idle_check)
+        return;
+    heap->next_idle_check = now + (uint64_t)fa_option(purge_delay);
+    release_idle_heads(heap);
+}
+
 static void collect_notified(fa_heap_t *heap)
 {
     if (!fa_atomic_load_relaxed(&heap->notified_pages))
@@ -224,6 +269,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
 {
     FA_ASSERT(heap == _fa_heap_tls && heap != &_fa_heap_empty && bin < FA_BINS);
     collect_notified(heap);
+    maybe_release_idle_heads(heap);
     fa_page_queue_t *q = &heap->queues[bin];
     fa_page_t *page;
     for (;;) {
@@ -344,6 +390,7 @@ fa_heap_t *_fa_heap_init_thread(void)
     memset(heap->queues, 0, sizeof heap->queues);
     memset(&heap->full, 0, sizeof heap->full);
     memset(heap->segments, 0, sizeof heap->segments);
+    memset(heap->idle_head, 0, sizeof heap->idle_head);
     heap->pool_next = NULL;
     heap->next_purge = 0;
     for (size_t i = 0; i < FA_DIRECT_SLOTS; i++)

@@ -241,8 +241,14 @@ typedef struct fa_heap_s {
     struct fa_heap_s *all_next;           /* every heap structure ever made (for statistics) */
     uint64_t remote_frees[FA_BINS];       /* frees this thread made into other threads' pages */
     uint64_t next_purge;                  /* ms: when this thread runs an inline purge pass */
-    uint64_t parked_at;                   /* ms: when its thread ended (on the parked list) */
-    struct fa_quarantine *quarantine;     /* secure mode: blocks freed but not yet reusable */
+    /* Each queue's head and its `placed` at the last look for idle heads (heap.c), when the
+     * next look is due (ms), and the slow-path calls that count down to reading the clock. */
+    fa_page_t *idle_head[FA_BINS];
+    uint64_t idle_placed[FA_BINS];
+    uint64_t next_idle_check;
+    uint32_t idle_ticks;
+    uint64_t parked_at;               /* ms: when its thread ended (on the parked list) */
+    struct fa_quarantine *quarantine; /* secure mode: blocks freed but not yet reusable */
 } fa_heap_t;
 
 _Static_assert(sizeof(fa_page_t) == 256, "page descriptors are 256 bytes (index by shift)");
