@@ -126,9 +126,12 @@ int main(int argc, char **argv)
     }
     fclose(answers);
     unlink(path);
-    int status;
+    int status = 0;
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "smt: z3 failed (status %d)\n", status);
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "smt: z3 was killed by signal %d\n", WTERMSIG(status));
+        else
+            fprintf(stderr, "smt: z3 failed (exit status %d)\n", WEXITSTATUS(status));
         return 1;
     }
     if (sat + unsat != scopes || other) {

@@ -242,7 +242,7 @@ typedef struct fa_heap_s {
     uint64_t remote_frees[FA_BINS];       /* frees this thread made into other threads' pages */
     uint64_t next_purge;                  /* ms: when this thread runs an inline purge pass */
     /* Each queue's head and its `placed` at the last look for idle heads (heap.c), when the
-     * next look is due (ms), and the slow-path calls that count down to reading the clock. */
+     * next look is due (ms), and the slow-path calls counted towards the next clock reading. */
     fa_page_t *idle_head[FA_BINS];
     uint64_t idle_placed[FA_BINS];
     uint64_t next_idle_check;
