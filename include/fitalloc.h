@@ -48,8 +48,9 @@ void fa_free_sized(void *p, size_t n);
 /* free_aligned_sized (C23): free p from aligned_alloc(alignment, n). */
 void fa_free_aligned_sized(void *p, size_t alignment, size_t n);
 
-/* Return free memory (empty pages, cached segments and large blocks) to the OS now; heaps
- * parked by ended threads are given up first, so that their free memory goes back too. */
+/* Return free memory (empty pages, cached segments and large blocks) to the OS now; the
+ * calling thread's empty pages kept at hand for its next mallocs go too, and heaps parked by
+ * ended threads are given up first, so that their free memory goes back as well. */
 void fa_collect(void);
 /* Print the statistics to stderr in the FITALLOC_STATS=1 format. */
 void fa_stats_print(void);

@@ -7,7 +7,7 @@
  * Per size class the heap keeps a queue of pages with free blocks; malloc serves from the head.
  * The head is "pinned": its `used` carries +1, so freeing its last block never reaches 0 on
  * the fast path and a malloc/free loop on one block never gives its page away (until it has
- * stayed empty and unused for FITALLOC_PURGE_DELAY: release_idle_heads). Pages without
+ * stayed empty and unused for FITALLOC_PURGE_DELAY: _fa_heap_release_idle_heads). Pages without
  * a free block sit on the full list with FA_OWNER_FULL set in their owner word; a remote free
  * into such a page pushes it onto `notified_pages`, and the owner moves it back.
  */
@@ -149,13 +149,16 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
  * head of a class the program has stopped using keeps its memory for good (a vector grown once
  * through the medium and big classes leaves an empty head in each). A head found empty at two
  * looks, FITALLOC_PURGE_DELAY or more apart, with nothing placed on its free list in between,
- * goes back to its segment, which hands its memory to the OS after the delay. */
-static void release_idle_heads(fa_heap_t *heap)
+ * goes back to its segment, which hands its memory to the OS after the delay; with `all`
+ * (fa_collect), every empty head goes now. */
+void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
 {
     for (size_t bin = 0; bin < FA_BINS; bin++) {
         fa_page_queue_t *q = &heap->queues[bin];
         fa_page_t *page = q->head;
-        bool idle = page && page == heap->idle_head[bin] && page->placed == heap->idle_placed[bin];
+        bool idle =
+            page &&
+            (all || (page == heap->idle_head[bin] && page->placed == heap->idle_placed[bin]));
         if (idle) {
             _fa_page_collect(page);
             /* used - pinned counts the live blocks and those on free. */
@@ -174,7 +177,7 @@ static void release_idle_heads(fa_heap_t *heap)
     }
 }
 
-/* Slow-path calls between two readings of the clock for release_idle_heads. */
+/* Slow-path calls between two readings of the clock for _fa_heap_release_idle_heads. */
 #define FA_IDLE_CHECK_EVERY 64
 
 static void maybe_release_idle_heads(fa_heap_t *heap)
@@ -185,7 +188,7 @@ static void maybe_release_idle_heads(fa_heap_t *heap)
     if (now < heap->next_idle_check)
         return;
     heap->next_idle_check = now + (uint64_t)fa_option(purge_delay);
-    release_idle_heads(heap);
+    _fa_heap_release_idle_heads(heap, false);
 }
 
 static void collect_notified(fa_heap_t *heap)

@@ -1,10 +1,11 @@
 /* A class the program has stopped using gives its page back. A buffer grown once from 16 KiB to
  * 400 KiB (each step a new block, the old one freed: a vector's growth) leaves an empty page at
  * the head of each medium and big class it passed through; the heap keeps a head at hand on
- * purpose, for the next malloc of that size. Once such a head has stayed empty and unused for
- * FITALLOC_PURGE_DELAY (20 ms here, in a process of its own), the allocator's next slow paths
- * must release it: fa_heap_visit then lists none of those pages (it lists pages in use,
- * and an empty head kept at hand with `used` 0). */
+ * purpose, for the next malloc of that size. fa_collect must give them all back at once; and
+ * once such a head has stayed empty and unused for FITALLOC_PURGE_DELAY (20 ms here, in a
+ * process of its own), the allocator's next slow paths must release it without being asked.
+ * fa_heap_visit then lists none of those pages (it lists pages in use, and an empty head kept
+ * at hand with `used` 0). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +41,9 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int child(void)
+/* The growth; the number of empty heads it left. */
+static int grow_a_buffer(void)
 {
-    CHECK_EQ(fa_option_get("purge_delay"), 20);
     char *buffer = NULL;
     for (size_t n = FIRST; n <= LAST; n += n / 4) {
         char *grown = fa_malloc(n);
@@ -52,10 +53,20 @@ static int child(void)
         buffer = grown;
     }
     fa_free(buffer);
-    int before = empty_heads();
-    CHECK_MSG(before >= 5, "only %d empty pages after the growth", before);
+    int left = empty_heads();
+    CHECK_MSG(left >= 5, "only %d empty pages after the growth", left);
+    return left;
+}
+
+static int child(void)
+{
+    CHECK_EQ(fa_option_get("purge_delay"), 20);
+    int before = grow_a_buffer();
+    fa_collect();
+    CHECK_MSG(empty_heads() == 0, "fa_collect left %d of %d empty pages", empty_heads(), before);
 
     /* Other work: 4 KiB blocks take the slow path, which looks at the idle heads now and then. */
+    before = grow_a_buffer();
     int after = before, rounds = 0;
     for (double until = now_s() + 10; after > 0 && now_s() < until; rounds++) {
         void *b[64];
