@@ -15,7 +15,6 @@
 
 #include "common/options.h"
 #include "engine/engine.h"
-#include "engine/free_list.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
@@ -160,13 +159,14 @@ void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
             page &&
             (all || (page == heap->idle_head[bin] && page->placed == heap->idle_placed[bin]));
         if (idle) {
+            /* With every freed block on `local`, used - pinned counts the live blocks only (a
+             * page kept, being unused, loses nothing: its next malloc takes `local`). */
             _fa_page_collect(page);
-            /* used - pinned counts the live blocks and those on free. */
-            idle = (size_t)(page->used - page->pinned) == fa_page_free_length(page);
+            _fa_page_give_up_free(page);
+            idle = page->used == page->pinned;
         }
         if (idle) {
             queue_remove(q, page);
-            _fa_page_give_up_free(page);
             FA_ASSERT(page->used == 0);
             release_page(heap, page);
             queue_head_changed(heap, bin);

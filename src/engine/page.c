@@ -99,8 +99,9 @@ bool _fa_page_extend(fa_page_t *page)
     return true;
 }
 
-/* The last block of a list of the page and the list's length, each link checked on the way: a
- * link out of the page, or more blocks than the page has, is reported as corruption of `what`. */
+/* The last block of a list of the page and (count, unless NULL) the list's length, each link
+ * checked on the way: a link out of the page, or more blocks than the page has, is reported as
+ * corruption of `what`. */
 static fa_block_t *list_tail(const fa_page_t *page, fa_block_t *list, size_t *count,
                              const char *what)
 {
@@ -109,7 +110,8 @@ static fa_block_t *list_tail(const fa_page_t *page, fa_block_t *list, size_t *co
     for (fa_block_t *next; (next = fa_link_decode(tail->link)) != FA_LIST_END; tail = next)
         if (!fa_page_has_block(page, (uintptr_t)next) || ++n > page->capacity)
             _fa_free_list_corrupt(page, what);
-    *count = n;
+    if (count)
+        *count = n;
     return tail;
 }
 
@@ -127,10 +129,8 @@ void _fa_page_collect(fa_page_t *page)
         return;
     fa_block_t *list = fa_xfree_head(taken);
     uint32_t count = fa_xfree_count(taken);
-    if (page->local != FA_LIST_END) {
-        size_t walked;
-        list_tail(page, list, &walked, "remote free list")->link = fa_link_encode(page->local);
-    }
+    if (page->local != FA_LIST_END)
+        list_tail(page, list, NULL, "remote free list")->link = fa_link_encode(page->local);
     /* Unwalked links are checked as the malloc paths follow them, like the local list's. */
     page->local = list;
     page->used = (uint16_t)(page->used - count);
