@@ -61,9 +61,12 @@ static inline void fa_segment_list_remove(fa_segment_t **list, fa_segment_t *seg
 }
 
 /* segment.c */
-extern uint8_t _fa_segmap[FA_SEGMAP_SIZE];
+extern fa_map_entry_t _fa_segmap[FA_SEGMAP_SIZE];
 extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap pool */
-void _fa_segmap_set(uintptr_t start, size_t size, uint8_t first, uint8_t rest);
+/* Map seg (its page index filled first) in its first chunk, and the next chunks - 1 as interior
+ * to it; or unmap `chunks` chunks from seg on. */
+void _fa_segmap_add(fa_segment_t *seg, size_t chunks);
+void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
 fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin); /* a free page it owns */
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin);  /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);

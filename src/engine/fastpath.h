@@ -12,10 +12,6 @@
 #include "engine/free_list.h"
 #include "platform/atomic.h"
 
-/* An empty asm statement that only steers gcc's register choice: free keeps one page pointer
- * (else it keeps the segment and the offset and adds them twice: one instruction more). */
-#define FA_MATERIALIZE(x) __asm__("" : "+r"(x))
-
 /* The head block of a page from a direct slot (or bin_page), taken off its list; NULL when the
  * list is empty or its link was overwritten: the slow path tells the two apart before anything
  * follows the link. */
@@ -52,11 +48,9 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
     uintptr_t chunk = (a >> FA_SEG_SHIFT) & (FA_SEGMAP_SIZE - 1);
     /* NULL, foreign pointers, large blocks, frees into full pages and frees from other threads
      * all fail one of these tests and take the slow path. */
-    unsigned entry = fa_atomic_load_relaxed(&_fa_segmap[chunk]);
+    fa_map_entry_t entry = fa_atomic_load_relaxed(&_fa_segmap[chunk]);
     if (fa_likely(fa_map_is_segment(entry))) {
-        fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
-        fa_page_t *page = &seg->pages[(a & FA_SEG_MASK) >> entry];
-        FA_MATERIALIZE(page);
+        fa_page_t *page = fa_map_page(entry, a);
         if (fa_likely(fa_atomic_load_relaxed(&page->owner) == (uintptr_t)_fa_heap_tls)) {
             if (fa_unlikely(!fa_own_page_has_block(page, a)))
                 _fa_bad_pointer(caller, p);
@@ -65,9 +59,11 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
                 _fa_free_marked(p, page, caller);
                 return;
             }
-            block->mark = fa_page_mark(page);
+            /* The mark last: stored next to the link, gcc packs the two into one vector store,
+             * which costs three instructions more to assemble. */
             block->link = fa_link_encode(page->local);
             page->local = block;
+            block->mark = fa_page_mark(page);
             if (fa_unlikely(--page->used == 0))
                 _fa_page_emptied(page);
             return;

@@ -69,8 +69,10 @@ fa_segment_t *_fa_large_header(uintptr_t p)
 static void map_block(fa_segment_t *seg, bool present)
 {
     size_t chunks = ((seg->large_block - (uintptr_t)seg) >> FA_SEG_SHIFT) + 1;
-    _fa_segmap_set((uintptr_t)seg, chunks, present ? FA_SEG_SHIFT : FA_MAP_NONE,
-                   present ? FA_MAP_INTERIOR : FA_MAP_NONE);
+    if (present)
+        _fa_segmap_add(seg, chunks);
+    else
+        _fa_segmap_remove(seg, chunks);
 }
 
 /* Grow seg's mapping to `size` bytes where it is. One kernel mapping grows with mremap; one
@@ -375,18 +377,18 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
                 return NULL;
             /* Forget the old address before the move releases it: another thread may map a
              * segment there at once, and its map entry must not be erased after the fact. */
-            _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
+            _fa_segmap_remove(seg, 1);
             live_unlink(seg);
             fa_segment_t *moved = move_mapping(seg, grown);
             if (!moved) {
                 live_link(seg);
-                _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
+                _fa_segmap_add(seg, 1);
                 return NULL;
             }
             seg = moved;
             seg->large_block = (uintptr_t)seg + offset;
             live_link(seg);
-            _fa_segmap_set((uintptr_t)seg, 1, FA_SEG_SHIFT, FA_MAP_NONE);
+            _fa_segmap_add(seg, 1);
         }
         seg->mapped = grown;
         fa_count(reserved, grown - old_mapped);

@@ -14,7 +14,7 @@
 #include "common/options.h"
 #include "platform/atomic.h"
 
-uint8_t _fa_segmap[FA_SEGMAP_SIZE];
+fa_map_entry_t _fa_segmap[FA_SEGMAP_SIZE];
 fa_mutex_t _fa_global_lock = FA_MUTEX_INIT;
 
 static fa_segment_t *registry;
@@ -54,13 +54,26 @@ static uintptr_t page_area(const fa_segment_t *seg, const fa_page_t *page)
                  : (uintptr_t)seg + _fa_segment_first_offset(seg->kind);
 }
 
-void _fa_segmap_set(uintptr_t start, size_t chunks, uint8_t first, uint8_t rest)
+static void segmap_store(uintptr_t start, size_t chunks, fa_map_entry_t first, fa_map_entry_t rest)
 {
     size_t chunk = start >> FA_SEG_SHIFT;
-    FA_ASSERT(start % FA_SEG_SIZE == 0 && chunk + chunks <= FA_SEGMAP_SIZE);
+    FA_ASSERT(start % FA_SEG_SIZE == 0 && chunks > 0 && chunk + chunks <= FA_SEGMAP_SIZE);
     fa_atomic_store_release(&_fa_segmap[chunk], first);
     for (size_t i = 1; i < chunks; i++)
         fa_atomic_store_release(&_fa_segmap[chunk + i], rest);
+}
+
+void _fa_segmap_add(fa_segment_t *seg, size_t chunks)
+{
+    /* Before the entry is published: a free that finds the entry reads the index at once. */
+    for (size_t i = 0; i < FA_SEG_PIECES; i++)
+        seg->page_of[i] = &seg->pages[i >> (seg->page_shift - FA_SMALL_PAGE_SHIFT)];
+    segmap_store((uintptr_t)seg, chunks, fa_map_entry_of(seg), FA_MAP_INTERIOR);
+}
+
+void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks)
+{
+    segmap_store((uintptr_t)seg, chunks, FA_MAP_NONE, FA_MAP_NONE);
 }
 
 /* With the lock held: give a cached segment's memory back to the OS but keep its address range,
@@ -77,7 +90,7 @@ static void segment_make_cold_locked(fa_segment_t *seg)
     if (seg->all_next)
         seg->all_next->all_prev = seg->all_prev;
     seg->all_next = seg->all_prev = NULL;
-    _fa_segmap_set((uintptr_t)seg, 1, FA_MAP_NONE, FA_MAP_NONE);
+    _fa_segmap_remove(seg, 1);
     int64_t committed = (int64_t)header_bytes(seg);
     for (size_t i = 0; i < seg->page_count; i++)
         if (fa_atomic_load_relaxed(&seg->pages[i].state) != FA_PAGE_CLEAN)
@@ -107,7 +120,7 @@ static void segment_register(fa_segment_t *seg, int kind)
         registry->all_prev = seg;
     registry = seg;
     fa_mutex_unlock(&_fa_global_lock);
-    _fa_segmap_set((uintptr_t)seg, 1, seg->page_shift, FA_MAP_NONE);
+    _fa_segmap_add(seg, 1);
 }
 
 static fa_segment_t *segment_new(int kind)
@@ -342,7 +355,7 @@ fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)
     *page_out = NULL;
     if (chunk >= FA_SEGMAP_SIZE || (a & (FA_ALIGN - 1)))
         return NULL;
-    uint8_t entry = fa_atomic_load_acquire(&_fa_segmap[chunk]);
+    fa_map_entry_t entry = fa_atomic_load_acquire(&_fa_segmap[chunk]);
     if (entry == FA_MAP_INTERIOR)
         return _fa_large_header(a);
     if (!fa_map_is_segment(entry))
