@@ -40,6 +40,17 @@ static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
     return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SLOW));
 }
 
+/* A page's thread word, which the free fast path compares with its own thread pointer (one
+ * instruction, where reading the heap pointer, a TLS variable, takes two): the pointer of the
+ * thread using the heap that owns the page while the page is on one of that heap's queues and
+ * not slow; else 0. So a match means what the owner word would: our page, not full, not slow.
+ * Only the heap's thread sets a word to its pointer, and it clears them all when it stops using
+ * the heap (heap.c), before the C library can hand its pointer to a new thread. */
+static inline void fa_page_set_thread(fa_page_t *page, uintptr_t thread)
+{
+    fa_atomic_store_relaxed(&page->thread, page->slow ? 0 : thread);
+}
+
 /* A list of segments through their next and prev (its owner guards it). */
 static inline void fa_segment_list_push(fa_segment_t **list, fa_segment_t *seg)
 {
@@ -70,6 +81,9 @@ void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
 fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin); /* a free page it owns */
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin);  /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);
+/* In a fork child, where the other threads are gone and a new thread may get one of their
+ * thread pointers: clear the thread word of every page but the calling thread's. */
+void _fa_segments_fork_child(void);
 void _fa_segment_release(fa_segment_t *seg);
 fa_segment_t *_fa_segment_pop_abandoned(int kind); /* FA_SEG_SMALL, _MEDIUM or _BIG */
 void _fa_segment_abandon(fa_segment_t *seg);

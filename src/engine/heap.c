@@ -121,9 +121,11 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
     FA_ASSERT(page->free == FA_LIST_END && page->local == FA_LIST_END);
     queue_remove(&heap->queues[page->bin], page);
     queue_push_back(&heap->full, page);
+    fa_page_set_thread(page, 0);
     fa_atomic_store_seq_cst(&page->owner, fa_owner_word(heap, page) | FA_OWNER_FULL);
     if (fa_atomic_load_seq_cst(&page->xfree)) {
         fa_atomic_store_relaxed(&page->owner, fa_owner_word(heap, page));
+        fa_page_set_thread(page, heap->thread);
         queue_remove(&heap->full, page);
         queue_push_back(&heap->queues[page->bin], page);
     }
@@ -134,6 +136,7 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
 static void move_from_full(fa_heap_t *heap, fa_page_t *page)
 {
     fa_atomic_store_relaxed(&page->owner, fa_owner_word(heap, page));
+    fa_page_set_thread(page, heap->thread);
     queue_remove(&heap->full, page);
     _fa_page_collect(page);
     if (page->used == 0) {
@@ -254,6 +257,7 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
         if (_fa_tracing)
             page->slow = 1;
         fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
+        fa_page_set_thread(page, heap->thread);
         _fa_page_collect(page);
         if (page->used == 0) {
             release_page(heap, page); /* the last one may hand the whole segment to the cache */
@@ -342,8 +346,20 @@ static fa_heap_t *unpark_locked(fa_heap_t **link)
     return heap;
 }
 
+/* Set the thread word of every page on the heap's queues (a parked heap has some). */
+static void set_threads(fa_heap_t *heap, uintptr_t thread)
+{
+    heap->thread = thread;
+    for (size_t bin = 0; bin < FA_BINS; bin++)
+        for (fa_page_t *page = heap->queues[bin].head; page; page = page->next)
+            fa_page_set_thread(page, thread);
+}
+
 static fa_heap_t *start_using(fa_heap_t *heap)
 {
+    /* A thread past its exit hook may end without running it again, so without clearing its
+     * pages' thread words: its heap's frees take the slow path. */
+    set_threads(heap, thread_ended ? 0 : fa_thread_pointer());
     thread_ended = false;
     _fa_heap_tls = heap;
     /* May allocate (thread keys beyond the first 32): the TLS pointer is already set, so that
@@ -409,8 +425,10 @@ static void abandon_page(fa_heap_t *heap, fa_page_t *page)
     _fa_page_collect(page);
     if (page->used == 0)
         release_page(heap, page);
-    else
+    else {
+        fa_page_set_thread(page, 0);
         fa_atomic_store_release(&page->owner, 0);
+    }
 }
 
 /* Give a heap that no thread uses any more away: its empty pages to their segments, its live
@@ -461,6 +479,7 @@ static fa_heap_t *leave_mine(void)
         return NULL;
     _fa_secure_flush(heap);
     _fa_heap_tls = &_fa_heap_empty;
+    set_threads(heap, 0);
     return heap;
 }
 

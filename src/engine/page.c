@@ -44,6 +44,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->secure = _fa_secure;
     page->slow = _fa_secure || _fa_tracing;
     fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
+    fa_page_set_thread(page, heap->thread);
 }
 
 /* Chain count new blocks in address order in front of rest, each marked free like any freed

@@ -208,6 +208,18 @@ fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin)
     return page;
 }
 
+void _fa_segments_fork_child(void)
+{
+    uintptr_t mine = fa_thread_pointer();
+    for (fa_segment_t *seg = registry; seg; seg = seg->all_next) {
+        for (size_t i = 0; i < seg->page_count; i++) {
+            uintptr_t thread = fa_atomic_load_relaxed(&seg->pages[i].thread);
+            if (thread != 0 && thread != mine)
+                fa_atomic_store_relaxed(&seg->pages[i].thread, 0);
+        }
+    }
+}
+
 void _fa_segment_release_page(fa_page_t *page)
 {
     FA_ASSERT(page->used == 0); /* no live block, and not pinned as a queue's head */
@@ -220,6 +232,7 @@ void _fa_segment_release_page(fa_page_t *page)
     fa_atomic_store_relaxed(&page->limit, 0); /* no block of it may be freed now */
     page->placed = 0;
     page->listed = 0;
+    fa_atomic_store_relaxed(&page->thread, 0);
     fa_atomic_store_relaxed(&page->owner, 0);
     fa_atomic_store_relaxed(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay));
     /* Release: the fields above are written before the purger may see the page as DIRTY. */

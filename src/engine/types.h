@@ -81,8 +81,9 @@ enum fa_page_state {
 };
 
 #define FA_OWNER_FULL ((uintptr_t)1)
-/* Set in the owner word of a slow page (secure mode, tracing), so that no thread's heap
- * pointer matches it and the free fast path always hands its blocks to the slow path. */
+/* Set in the owner word of a slow page (secure mode, tracing), so that the free paths of
+ * other threads take the checked way too; the page's thread word stays 0, so the free fast
+ * path hands its own thread's blocks to the slow path. */
 #define FA_OWNER_SLOW ((uintptr_t)2)
 
 /* A free block's first two words (every block has at least 16 bytes): the link to the next
@@ -126,9 +127,13 @@ struct fa_heap_s;
 typedef struct fa_page_s {
     /* line 0: read-mostly */
     /* The owner heap's address, with FA_OWNER_FULL set while the page is on the owner's full
-     * list; 0 while abandoned. The free fast path compares it with the thread's heap, so a
-     * full page sends its frees to the slow path, which moves it back to its queue. */
+     * list; 0 while abandoned. The slow free path compares it with the thread's heap; the
+     * fast path compares `thread`, which is 0 on a full page, so a full page sends its frees
+     * to the slow path, which moves it back to its queue. */
     uintptr_t owner;
+    /* The thread pointer of the thread whose frees into it the fast path takes as local ones,
+     * or 0 (fa_page_set_thread). */
+    uintptr_t thread;
     uintptr_t start; /* address of block 0 */
     /* p starts one of the first `capacity` blocks iff (p - start) * magic < limit (wrapping
      * 64-bit arithmetic): free_list.h says why. */
@@ -143,7 +148,7 @@ typedef struct fa_page_s {
     /* Every malloc and free of its blocks takes the slow path (secure mode, FITALLOC_TRACE):
      * never in a direct slot, FA_OWNER_SLOW in its owner word. */
     uint8_t slow;
-    uint8_t pad0[20];
+    uint8_t pad0[12];
     /* line 1: the owner's */
     /* Two free lists, so that only free updates a counter: when malloc counted too, in the
      * same word, each malloc waited for the previous free's store to it, and the other way
@@ -259,10 +264,11 @@ typedef struct fa_heap_s {
     fa_page_queue_t full;                 /* pages with no free block */
     fa_page_t *notified_pages;            /* full pages that received remote frees */
     fa_segment_t *segments[FA_SEG_LARGE]; /* owned small, medium and big segments */
-    struct fa_heap_s *pool_next;          /* the free or the parked list */
-    struct fa_heap_s *all_next;           /* every heap structure ever made (for statistics) */
-    uint64_t remote_frees[FA_BINS];       /* frees this thread made into other threads' pages */
-    uint64_t next_purge;                  /* ms: when this thread runs an inline purge pass */
+    uintptr_t thread; /* the thread pointer of the thread using it (0: none, or past its end) */
+    struct fa_heap_s *pool_next;    /* the free or the parked list */
+    struct fa_heap_s *all_next;     /* every heap structure ever made (for statistics) */
+    uint64_t remote_frees[FA_BINS]; /* frees this thread made into other threads' pages */
+    uint64_t next_purge;            /* ms: when this thread runs an inline purge pass */
     /* Each queue's head and its `placed` at the last look for idle heads (heap.c), when the
      * next look is due (ms), and the slow-path calls counted towards the next clock reading. */
     fa_page_t *idle_head[FA_BINS];

@@ -39,6 +39,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     fa_mutex_reset(&_fa_global_lock);
+    _fa_segments_fork_child();
     _fa_purge_after_fork();
     if (_fa_mode)
         _fa_mode->fork_child();
