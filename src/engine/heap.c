@@ -427,7 +427,9 @@ static void abandon_page(fa_heap_t *heap, fa_page_t *page)
         release_page(heap, page);
     else {
         fa_page_set_thread(page, 0);
-        fa_atomic_store_release(&page->owner, 0);
+        /* No heap, but a slow page stays slow: the frees other threads make into it meanwhile
+         * must take the checked way (secure mode), not the plain remote push. */
+        fa_atomic_store_release(&page->owner, fa_owner_word(NULL, page));
     }
 }
 

@@ -7,11 +7,14 @@
  *   1 and 32 bytes written before it:  "... heap underflow ..."
  *   a write into a freed block: reported when it leaves the quarantine, or at exit
  *   free_sized with another size:  "fitalloc: free_sized(): size mismatch: ..."
+ *   1 byte written past a block of a thread that has ended (its heap abandoned at once: the
+ *     test runs with FITALLOC_PARKED_HEAPS=0), then free from another thread: the same report
  * and the parent checks what needs no misuse: a freed block is not the next one handed out,
  * blocks of a fresh page do not come in address order, malloc_usable_size is the size asked
  * for, FITALLOC_SECURE_ZERO clears freed blocks, and a write past a large block hits its
  * guard page (the child dies of SIGSEGV). */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +91,24 @@ static void size_mismatch(void *arg)
     fa_free_sized(victim, victim_size + 1);
 }
 
+static void *malloc_victim(void *arg)
+{
+    victim = fa_malloc(victim_size);
+    return arg;
+}
+
+/* The block's page has lost its heap when its thread ended. */
+static void overflow_orphan(void *arg)
+{
+    (void)arg;
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, malloc_victim, NULL), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK(victim != NULL);
+    victim[victim_size] = 'x';
+    fa_free(victim);
+}
+
 static void past_the_guard(void *arg)
 {
     (void)arg;
@@ -102,6 +123,7 @@ int main(int argc, char **argv)
     }
     if (!getenv("FITALLOC_SECURE")) {
         setenv("FITALLOC_SECURE", "1", 1);
+        setenv("FITALLOC_PARKED_HEAPS", "0", 1);
         execv("/proc/self/exe", argv);
         perror("execv");
         return 1;
@@ -126,6 +148,9 @@ int main(int argc, char **argv)
         expect("underflow by 1", underflow_1, "fitalloc: free(): heap underflow");
         expect("underflow by 32", underflow_32, "fitalloc: free(): heap underflow");
         expect("mismatched free_sized", size_mismatch, "fitalloc: free_sized(): size mismatch");
+        if (victim_size < 600000) /* a block of a page: large blocks belong to no heap */
+            expect("overflow of an ended thread's block", overflow_orphan,
+                   "fitalloc: free(): heap overflow");
         if (victim_size < 600000) {
             expect("write after free", write_after_free, "write after free of the");
             expect("write after free, seen at exit", write_after_free_at_exit,
