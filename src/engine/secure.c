@@ -1,8 +1,8 @@
 /* Secure mode (FITALLOC_SECURE=1): what the default mode's checks cannot see, paid for on the
- * slow paths only. Secure pages are slow pages (types.h): never in a heap's direct slots, and
- * their owner word carries FA_OWNER_SLOW, so every malloc and free of their blocks comes here
- * (the fast paths are the default mode's, unchanged). A block of d bytes serving a request of
- * n bytes:
+ * slow paths only. Secure pages are slow pages (types.h): never in a heap's direct slots, a
+ * thread word of 0 and FA_OWNER_SLOW in their owner word, so every malloc and free of their
+ * blocks comes here (the fast paths are the default mode's, unchanged). A block of d bytes
+ * serving a request of n bytes:
  *
  *   | program's n bytes ...            | canary (64 bytes at most) | (not checked) | size word |
  *   0                                  n                                           d-8         d

@@ -1,12 +1,13 @@
 /* FITALLOC_TRACE=path: a record of every allocation call the program makes (docs/trace.md;
  * the format is include/fitalloc-trace.h).
  *
- * While tracing, every page is slow (types.h: never in a direct slot, FA_OWNER_SLOW in its
- * owner word), so every malloc and free leaves the inline fast paths, which stay exactly as
- * they are, and reaches the out-of-line paths that record. Each entry point the program can
- * call records its own call: _fa_trace_enter, the call, _fa_trace_record, _fa_trace_leave. The
- * calls it makes inside (calloc's malloc, realloc's malloc and free, operator new's) find the
- * thread already in a traced call and are not recorded: one record per call of the program.
+ * While tracing, every page is slow (types.h: never in a direct slot, a thread word of 0,
+ * FA_OWNER_SLOW in its owner word), so every malloc and free leaves the inline fast paths,
+ * which stay exactly as they are, and reaches the out-of-line paths that record. Each entry
+ * point the program can call records its own call: _fa_trace_enter, the call,
+ * _fa_trace_record, _fa_trace_leave. The calls it makes inside (calloc's malloc, realloc's
+ * malloc and free, operator new's) find the thread already in a traced call and are not
+ * recorded: one record per call of the program.
  *
  * Order: each call takes a time (order.c) that is later than every earlier call on its
  * blocks. An allocation takes it once its block exists and a free before its block is given
