@@ -11,13 +11,16 @@
 #     (the C library's own frees at thread exit follow it);
 #   - replayed in program order, every free and realloc gets a block that is live (allocated
 #     earlier, possibly by another thread), no allocation returns a live block.
-# Run in the fast engine and in the lab with a heap per thread.
+# Run in the fast engine, again with every ended thread's heap abandoned at once (the frees
+# other threads then make into its pages must be recorded too), and in the lab with a heap per
+# thread.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 compile "$WORK/threads" "$TRACE_TESTS/threads.c"
 
-for mode in fast lab; do
+for mode in fast abandon lab; do
     extra=()
+    [[ $mode == abandon ]] && extra=(FITALLOC_PARKED_HEAPS=0)
     [[ $mode == lab ]] && extra=(FITALLOC_MODE=lab FITALLOC_LOCK=thread)
     env -u FITALLOC_MODE "${extra[@]}" FITALLOC_TRACE="$WORK/$mode.fat" LD_PRELOAD="$FITALLOC_LIB" \
         "$WORK/threads" >"$WORK/$mode.log" 2>"$WORK/err" ||
