@@ -423,20 +423,19 @@ static void abandon_page(fa_heap_t *heap, fa_page_t *page)
 {
     _fa_page_give_up_free(page);
     _fa_page_collect(page);
+    /* A page kept loses its heap, but a slow page stays slow: the frees other threads make into
+     * it meanwhile must take the checked way (secure mode), not the plain remote push. */
     if (page->used == 0)
         release_page(heap, page);
-    else {
-        fa_page_set_thread(page, 0);
-        /* No heap, but a slow page stays slow: the frees other threads make into it meanwhile
-         * must take the checked way (secure mode), not the plain remote push. */
+    else
         fa_atomic_store_release(&page->owner, fa_owner_word(NULL, page));
-    }
 }
 
 /* Give a heap that no thread uses any more away: its empty pages to their segments, its live
  * pages and segments to the abandoned list, the structure to the pool. */
 static void abandon(fa_heap_t *heap)
 {
+    FA_ASSERT(heap->thread == 0); /* its thread left it (leave_mine): no page has a thread word */
     collect_notified(heap);
     for (size_t bin = 0; bin < FA_BINS; bin++) {
         fa_page_t *page;
