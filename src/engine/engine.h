@@ -199,8 +199,11 @@ void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg
  * it could not be grown (it is unmapped, or its pages are spare, then). */
 fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);
 /* Bytes of freed large memory kept mapped: cached mappings and spare pages, together within
- * FITALLOC_LARGE_CACHE; under _fa_global_lock. */
+ * _fa_large_budget(); under _fa_global_lock. */
 extern size_t _fa_large_kept;
+/* What _fa_large_kept may reach: FITALLOC_LARGE_CACHE, or half the bytes of the live large
+ * blocks if more (0 if the option is 0). */
+size_t _fa_large_budget(void);
 
 /* large_spare.c: freed large memory kept mapped, moved under new blocks */
 /* Hand [keep, mapped) of seg's mapping (keep 0: all of it, header and all) to the spare pages,

@@ -24,8 +24,24 @@
 
 static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
 size_t _fa_large_kept;
+
+/* Freed large memory kept mapped may reach half of what live large blocks hold, if that is
+ * more than FITALLOC_LARGE_CACHE. A program replacing big buffers of random sizes frees and
+ * asks for memory in uneven runs; a budget smaller than those runs makes it unmap pages in one
+ * step and fault fresh ones in the next. Half of the live bytes covers such runs; the purge
+ * delay and the spare's demand window still bound how long, and how much, is kept. */
+#define FA_LARGE_KEEP_SHARE 2
+
+size_t _fa_large_budget(void)
+{
+    size_t floor = (size_t)fa_option(large_cache);
+    size_t share = fa_atomic_load_relaxed(&_fa_counters.large_in_use) / FA_LARGE_KEEP_SHARE;
+    return floor && share > floor ? share : floor;
+}
+
 /* Bytes that live large blocks hold beyond their request because they reuse a bigger cached
- * mapping: bounded by FITALLOC_LARGE_CACHE, like the cache itself. */
+ * mapping: bounded by FITALLOC_LARGE_CACHE alone, not by the budget's share of the live bytes,
+ * since a block holds its slack for as long as it lives. */
 static size_t slack_bytes;
 /* The live large blocks, linked through their segments' next and prev (unused while a block
  * is live), under _fa_global_lock: fa_heap_visit reads their headers while no thread can
@@ -331,12 +347,12 @@ void _fa_large_free(fa_segment_t *seg)
     fa_count(large_in_use, -(uint64_t)seg->large_usable);
     bool cached = false;
     if (seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-        ((uintptr_t)seg & FA_SEG_MASK) == 0 && seg->mapped <= (size_t)fa_option(large_cache) &&
-        !seg->secure) {
+        ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure) {
+        size_t budget = _fa_large_budget();
         seg->cached_at = _fa_os_now_ms();
         fa_mutex_lock(&_fa_global_lock);
         for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
-            if (!cache[i] && _fa_large_kept + seg->mapped <= (size_t)fa_option(large_cache)) {
+            if (!cache[i] && _fa_large_kept + seg->mapped <= budget) {
                 cache[i] = seg;
                 _fa_large_kept += seg->mapped;
                 cached = true;

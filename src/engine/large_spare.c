@@ -67,10 +67,11 @@ static bool keep_piece(uintptr_t base, size_t size, uint64_t now)
                 slot = i;
         }
         size_t demand = recent_demand(now);
-        size_t budget = (size_t)fa_option(large_cache);
+        size_t budget = _fa_large_budget();
         size_t room = demand > held ? demand - held : 0;
-        if (budget - _fa_large_kept < room) /* kept <= budget */
-            room = budget - _fa_large_kept;
+        size_t left = budget > _fa_large_kept ? budget - _fa_large_kept : 0;
+        if (left < room)
+            room = left;
         room &= ~(FA_OS_PAGE - 1);
         if (slot < FA_SPARE_SLOTS && room >= FA_SPARE_MIN) {
             kept = size < room ? size : room;

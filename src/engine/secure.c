@@ -397,8 +397,8 @@ void _fa_secure_check_quarantine(void)
 /* Freed large mappings stay reserved for a while, their start inaccessible: a write after free
  * there faults, and the address does not come back at once (the newest retired mapping is
  * never taken; skipping more of them faults more pages in again). Their memory is kept for
- * reuse while the kept bytes stay within FITALLOC_LARGE_CACHE (as the default mode's cache),
- * else emptied. mprotect costs in proportion to the pages a range holds, so a kept mapping is
+ * reuse while the kept bytes stay within the default mode's budget for its cache
+ * (_fa_large_budget), else emptied. mprotect costs in proportion to the pages a range holds, so a kept mapping is
  * made inaccessible only up to FA_LARGE_PROTECT_SPAN bytes into its block (where writes after
  * free land mostly), an emptied one (which holds no pages) as a whole. */
 #define FA_LARGE_QUARANTINE 16
@@ -467,7 +467,7 @@ void _fa_secure_large_retire(fa_segment_t *seg)
     size_t size = seg->mapped;
     uintptr_t block = seg->large_block; /* the header cannot be read once it is protected */
     fa_mutex_lock(&_fa_global_lock);
-    bool empty = kept_bytes + size > (size_t)fa_option(large_cache);
+    bool empty = kept_bytes + size > _fa_large_budget();
     if (!empty)
         kept_bytes += size;
     fa_mutex_unlock(&_fa_global_lock);
