@@ -12,6 +12,7 @@
  * address space after it is free.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "engine/engine.h"
@@ -307,7 +308,9 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
     seg->page_count = 1;
     seg->heap = NULL;
-    memset(&seg->pages[0], 0, sizeof(fa_page_t)); /* owner 0: frees always take the slow path */
+    /* Free reads only the descriptor's first line of a large block (the owner and thread words,
+     * the block test), and zeros there send it to the slow path; nothing writes the others. */
+    memset(&seg->pages[0], 0, offsetof(fa_page_t, free));
     seg->large_block = (uintptr_t)seg + offset;
     seg->large_usable = _fa_secure ? n : seg->mapped - offset;
     seg->secure = _fa_secure;
@@ -338,28 +341,34 @@ void _fa_large_free(fa_segment_t *seg)
 {
     if (seg->watched)
         _fa_large_watched_freed(seg);
-    live_unlink(seg);
     _fa_large_freed(seg->large_block, seg->large_usable);
     map_block(seg, false);
     fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;
     fa_count(large_frees, 1);
     fa_count(large_in_use, -(uint64_t)seg->large_usable);
-    bool cached = false;
-    if (seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-        ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure) {
-        size_t budget = _fa_large_budget();
+    bool cacheable = seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
+                     ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure;
+    size_t budget = 0;
+    if (cacheable) {
+        budget = _fa_large_budget();
         seg->cached_at = _fa_os_now_ms();
-        fa_mutex_lock(&_fa_global_lock);
+    }
+    bool cached = false;
+    /* One lock for both steps: the block leaves the live list and, if the budget allows,
+     * its mapping joins the cache. */
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_list_remove(&live, seg);
+    if (cacheable && _fa_large_kept + seg->mapped <= budget) {
         for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
-            if (!cache[i] && _fa_large_kept + seg->mapped <= budget) {
+            if (!cache[i]) {
                 cache[i] = seg;
                 _fa_large_kept += seg->mapped;
                 cached = true;
             }
         }
-        fa_mutex_unlock(&_fa_global_lock);
     }
+    fa_mutex_unlock(&_fa_global_lock);
     if (cached)
         _fa_purge_kick();
     else if (seg->secure)

@@ -65,9 +65,16 @@ static void segmap_store(uintptr_t start, size_t chunks, fa_map_entry_t first, f
 
 void _fa_segmap_add(fa_segment_t *seg, size_t chunks)
 {
-    /* Before the entry is published: a free that finds the entry reads the index at once. */
-    for (size_t i = 0; i < FA_SEG_PIECES; i++)
-        seg->page_of[i] = &seg->pages[i >> (seg->page_shift - FA_SMALL_PAGE_SHIFT)];
+    /* Before the entry is published: a free that finds the entry reads the index at once.
+     * Every fill writes the whole index, and its first and last slots tell the address and
+     * the page size it was written for; a mapping taken again where it was, with the same
+     * page size (a cached large block, reused by a malloc/free loop), keeps its index. */
+    unsigned shift = seg->page_shift - FA_SMALL_PAGE_SHIFT;
+    if (seg->page_of[0] != &seg->pages[0] ||
+        seg->page_of[FA_SEG_PIECES - 1] != &seg->pages[(FA_SEG_PIECES - 1) >> shift]) {
+        for (size_t i = 0; i < FA_SEG_PIECES; i++)
+            seg->page_of[i] = &seg->pages[i >> shift];
+    }
     segmap_store((uintptr_t)seg, chunks, fa_map_entry_of(seg), FA_MAP_INTERIOR);
 }
 
