@@ -182,7 +182,7 @@ void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
 /* report.c */
 FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */
 FA_REPORT void _fa_free_list_corrupt(const fa_page_t *page, const char *list);
-void _fa_large_freed(uintptr_t block, size_t size);
+void _fa_large_freed(uintptr_t block, size_t size); /* under _fa_global_lock */
 
 /* large.c */
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero);

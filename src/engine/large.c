@@ -49,6 +49,12 @@ static size_t slack_bytes;
  * unmap them. */
 static fa_segment_t *live;
 
+/* A plain increment of a statistics counter that only code holding _fa_global_lock changes:
+ * no atomic read-modify-write, whose cache line threads allocating large blocks would pass
+ * back and forth. */
+#define fa_count_locked(name)                                                                      \
+    fa_atomic_store_relaxed(&_fa_counters.name, fa_atomic_load_relaxed(&_fa_counters.name) + 1)
+
 static void live_link(fa_segment_t *seg)
 {
     fa_mutex_lock(&_fa_global_lock);
@@ -148,6 +154,8 @@ fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
         /* Keep the bigger mapping (its pages are already there) while the slack of all live
          * large blocks stays within the cache limit; else hand the tail back. */
         size_t slack = mapped - size;
+        if (!slack) /* the same size again (a loop's buffer): no shared counter to touch */
+            return seg;
         size_t total = fa_atomic_add_relaxed(&slack_bytes, slack);
         if (total <= (size_t)fa_option(large_cache)) {
             seg->large_slack = slack;
@@ -318,9 +326,11 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     if (_fa_secure)
         _fa_secure_large_setup(seg, n);
     map_block(seg, true);
-    live_link(seg);
-    fa_count(large_allocs, 1);
-    fa_count(large_in_use, seg->large_usable);
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_list_push(&live, seg);
+    fa_count_locked(large_allocs);
+    fa_count(large_in_use, seg->large_usable); /* atomic (realloc counts without the lock) */
+    fa_mutex_unlock(&_fa_global_lock);
     /* The block's first fresh byte: calloc clears only what comes before it (memory a reused
      * mapping held, or spare pages); fresh pages are zero, and writing them would fault them
      * all in. Those are left to the first touch (to watch), or, for calloc, faulted in at
@@ -341,25 +351,24 @@ void _fa_large_free(fa_segment_t *seg)
 {
     if (seg->watched)
         _fa_large_watched_freed(seg);
-    _fa_large_freed(seg->large_block, seg->large_usable);
     map_block(seg, false);
-    fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
+    if (seg->large_slack)
+        fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;
-    fa_count(large_frees, 1);
-    fa_count(large_in_use, -(uint64_t)seg->large_usable);
     bool cacheable = seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
                      ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure;
-    size_t budget = 0;
-    if (cacheable) {
-        budget = _fa_large_budget();
+    if (cacheable)
         seg->cached_at = _fa_os_now_ms();
-    }
     bool cached = false;
-    /* One lock for both steps: the block leaves the live list and, if the budget allows,
-     * its mapping joins the cache. */
+    /* One lock for all of it: the block leaves the live list, is recorded and counted as
+     * freed, and, if the budget allows, its mapping joins the cache. Counters updated next to
+     * each other under the lock share a cache line that the lock brought along already. */
     fa_mutex_lock(&_fa_global_lock);
     fa_segment_list_remove(&live, seg);
-    if (cacheable && _fa_large_kept + seg->mapped <= budget) {
+    _fa_large_freed(seg->large_block, seg->large_usable);
+    fa_count_locked(large_frees);
+    fa_count(large_in_use, -(uint64_t)seg->large_usable);
+    if (cacheable && _fa_large_kept + seg->mapped <= _fa_large_budget()) {
         for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
             if (!cache[i]) {
                 cache[i] = seg;
@@ -388,7 +397,8 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     if (seg->watched) /* resized: its pages no longer say how the block is used */
         _fa_large_unwatch(seg);
     /* The mapping is resized to fit exactly: it no longer holds slack. */
-    fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
+    if (seg->large_slack)
+        fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;
     if (need <= seg->mapped) {
         if (need < seg->mapped)

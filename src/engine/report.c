@@ -16,8 +16,7 @@ static unsigned freed_large_next;
 
 void _fa_large_freed(uintptr_t block, size_t size)
 {
-    unsigned i = fa_atomic_fetch_add_relaxed(&freed_large_next, 1);
-    i %= FA_FREED_LARGE_RECORD;
+    unsigned i = freed_large_next++ % FA_FREED_LARGE_RECORD; /* under _fa_global_lock */
     fa_atomic_store_relaxed(&freed_large[i].block, 0);
     fa_atomic_store_relaxed(&freed_large[i].size, size);
     fa_atomic_store_release(&freed_large[i].block, block);
