@@ -41,6 +41,10 @@ PATHOLOGIES: dict[tuple[str, str], str] = {
         "scudo maps every block above its size classes and unmaps it at free: two mmap and "
         "one munmap per malloc/free pair of a 1 MiB block, 15 us a pair (it outlasts the real "
         "size's timeout)",
+    ("mimalloc", "loop:1m-2t"):
+        "the same as on loop:1m: Debian's mimalloc 2.0 clears the 1 MiB block at every pair",
+    ("scudo", "loop:1m-2t"):
+        "the same as on loop:1m: scudo maps and unmaps every 1 MiB block",
     ("scudo", "realloc"):
         "scudo's realloc of a block above its size classes maps a new one, copies and unmaps "
         "the old one on every call, so a buffer grown in small steps faults every page again "
@@ -48,7 +52,7 @@ PATHOLOGIES: dict[tuple[str, str], str] = {
 }
 # Pathologies too slow to run at all: the bench leaves these (peer, case) pairs out of the
 # schedule and says so (a run that only times out would make the whole bench "fail").
-NOT_RUN = {("scudo", "realloc"), ("scudo", "loop:1m")}
+NOT_RUN = {("scudo", "realloc"), ("scudo", "loop:1m"), ("scudo", "loop:1m-2t")}
 
 
 @dataclass

@@ -72,7 +72,7 @@ REGISTRY = [
     Workload("cache-scratch", "cache-scratch", summary="passive false sharing (Hoard)"),
     Workload("short-threads", "short-threads", summary="2,000 short-lived threads"),
     # Issue 12's shapes: where a peer was measured faster than fitalloc (docs/bench.md). The
-    # default suite runs four of them, to stay within its time; all fourteen run with -w issue12.
+    # default suite runs four of them, to stay within its time; all fifteen run with -w issue12.
     Workload("churn-wide", "churn-wide", group=ISSUE12,
              summary="single thread, 8 B..256 KiB log-uniform, 4,096 slots, a word per page"),
     Workload("buffers", "buffers", group=ISSUE12,
@@ -100,6 +100,8 @@ REGISTRY = [
              summary="the same with a 4 KiB block"),
     Workload("loop:1m", "loop", ("--block", "1048576"), group=ISSUE12, default=False,
              summary="the same with a 1 MiB block (a large block), 3M times"),
+    Workload("loop:1m-2t", "loop", ("--block", "1048576", "--threads", "2"), group=ISSUE12,
+             default=False, summary="the same from 2 threads at once, 1.5M times each"),
     Workload("smt", "smt", group=ISSUE12, default=False,
              summary="z3 on a generated integer problem: 600 push/check-sat/pop scopes"),
     Workload("ece650-ts", "ece650-ts", ("--test", "measurement"), "classic", BEST_LOCKS,
