@@ -73,7 +73,8 @@ void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg
 {
     fa_mutex_lock(&_fa_global_lock);
     for (const fa_segment_t *seg = live; seg; seg = seg->next)
-        fn(seg, arg);
+        if (!fa_atomic_load_acquire(&seg->hot))
+            fn(seg, arg);
     fa_mutex_unlock(&_fa_global_lock);
 }
 
@@ -266,6 +267,152 @@ static size_t clear_old(fa_segment_t *seg, size_t from, size_t to, bool whole)
     return inner_from;
 }
 
+/* The freed block's mapping to the cache, the spare pages or the OS (`expired`: a hot
+ * mapping that has waited the purge delay already, to the OS). */
+static void release(fa_segment_t *seg, bool expired)
+{
+    map_block(seg, false);
+    if (seg->large_slack)
+        fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
+    seg->large_slack = 0;
+    bool cacheable = seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
+                     ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure && !expired;
+    if (cacheable) /* atomic: the purger reads a hot mapping's time without the lock */
+        fa_atomic_store_relaxed(&seg->cached_at, _fa_os_now_ms());
+    bool cached = false;
+    /* One lock for all of it: the block leaves the live list, is recorded and counted as
+     * freed, and, if the budget allows, its mapping joins the cache. Counters updated next to
+     * each other under the lock share a cache line that the lock brought along already. */
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_list_remove(&live, seg);
+    _fa_large_freed(seg->large_block, seg->large_usable);
+    fa_count_locked(large_frees);
+    fa_count(large_in_use, -(uint64_t)seg->large_usable);
+    if (cacheable && _fa_large_kept + seg->mapped <= _fa_large_budget()) {
+        for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
+            if (!cache[i]) {
+                cache[i] = seg;
+                _fa_large_kept += seg->mapped;
+                cached = true;
+            }
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    if (cached)
+        _fa_purge_kick();
+    else if (seg->secure)
+        _fa_secure_large_retire(seg);
+    else if (expired)
+        _fa_large_unmap(seg, seg->mapped);
+    else
+        _fa_spare_give(seg, 0);
+}
+
+/* A thread that frees a large block and then asks for one of about the same size (a buffer
+ * per request, per file, per iteration) would pass the mapping through the shared cache each
+ * time: a lock, the live list and the statistics' counters, whose cache lines other threads
+ * doing the same pull away. Instead its heap keeps the one large block it freed last, still
+ * mapped, on the live list (marked hot, so that heap walks skip it) and in the segment map
+ * (so that a second free of it is reported), for its next large malloc; no shared word is
+ * written on the way. The purger gives a hot mapping that has waited the purge delay back to
+ * the OS, as it does any freed memory. A mapping above a sixteenth of FITALLOC_LARGE_CACHE is
+ * not kept this way (what threads hold so is bounded by their number times that). */
+static bool hot_put(fa_segment_t *seg)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    if (heap == &_fa_heap_empty || seg->secure || fa_atomic_load_relaxed(&heap->large_hot) ||
+        seg->large_block - (uintptr_t)seg >= FA_SEG_SIZE / 2 ||
+        seg->mapped > (size_t)fa_option(large_cache) / 16)
+        return false;
+    fa_atomic_store_relaxed(&seg->cached_at, _fa_os_now_ms());
+    fa_atomic_store_relaxed(&seg->hot, 1);
+    fa_atomic_store_release(&heap->large_hot, seg);
+    _fa_purge_kick();
+    return true;
+}
+
+/* The heap's hot mapping if it fits `size` bytes (with at most an eighth to spare), taken out
+ * of the slot; one that does not fit is released. NULL if none fits. */
+static fa_segment_t *hot_take(size_t size)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    if (!fa_atomic_load_relaxed(&heap->large_hot))
+        return NULL;
+    fa_segment_t *seg = fa_atomic_exchange_acquire(&heap->large_hot, NULL);
+    if (!seg)
+        return NULL; /* the purger took it */
+    if (seg->mapped < size || seg->mapped - size > size / 8) {
+        fa_atomic_store_relaxed(&seg->hot, 0);
+        release(seg, false);
+        return NULL;
+    }
+    /* Its slack stayed counted while it was hot; count the new one instead (rarely another). */
+    size_t slack = seg->mapped - size;
+    if (slack != seg->large_slack) {
+        fa_atomic_add_relaxed(&slack_bytes, slack - seg->large_slack);
+        seg->large_slack = slack;
+    }
+    heap->large_hot_reuses++;
+    return seg;
+}
+
+void _fa_large_free(fa_segment_t *seg)
+{
+    if (seg->watched)
+        _fa_large_watched_freed(seg);
+    if (!hot_put(seg))
+        release(seg, false);
+}
+
+/* For the purger: the heaps' hot mappings that have waited the purge delay (all of them if
+ * `force`), taken out of their slots, a batch at a time; *next lowered to when the others are
+ * due. */
+struct hot_expiry {
+    uint64_t now;
+    bool force;
+    long *next;
+    size_t count;
+    fa_segment_t *taken[16];
+};
+
+/* Under _fa_global_lock (_fa_heaps_foreach): seg may be taken back and freed meanwhile, but
+ * a mapping on the live list is unmapped only after it leaves the list under that lock. */
+static void expire_hot(const fa_heap_t *heap, void *arg)
+{
+    struct hot_expiry *e = arg;
+    fa_segment_t **slot = (fa_segment_t **)&heap->large_hot;
+    fa_segment_t *seg = fa_atomic_load_acquire(slot);
+    if (!seg || e->count == sizeof e->taken / sizeof e->taken[0])
+        return;
+    uint64_t due = fa_atomic_load_relaxed(&seg->cached_at) + (uint64_t)fa_option(purge_delay);
+    /* The slot still holding seg means its thread has not taken it back since the load. */
+    if ((e->force || due <= e->now) && fa_atomic_cas_acquire(slot, &seg, NULL))
+        e->taken[e->count++] = seg;
+    else if (!e->force)
+        fa_purge_note_due(e->next, due, e->now);
+}
+
+/* A block in the heap's hot mapping, still on the live list and in the segment map: only the
+ * block's place (a page further than the one freed there, or back), the statistics' bytes in
+ * use if they changed, and calloc's zeros. */
+static void *hot_reuse(fa_segment_t *seg, size_t n, size_t offset, bool zero)
+{
+    uintptr_t previous = seg->large_block;
+    if (previous == (uintptr_t)seg + offset)
+        offset += FA_OS_PAGE;
+    size_t usable = seg->mapped - offset;
+    if (usable != seg->large_usable) /* the bytes in use still count the freed block's */
+        fa_count(large_in_use, usable - seg->large_usable);
+    seg->large_prev = previous;
+    seg->large_block = (uintptr_t)seg + offset;
+    seg->large_usable = usable;
+    if (zero)
+        clear_old(seg, offset, offset + n, _fa_large_used_whole());
+    /* Heap walks read the fields above (under the lock) once this says the block is live. */
+    fa_atomic_store_release(&seg->hot, 0);
+    return (void *)seg->large_block;
+}
+
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 {
     FA_ASSERT((alignment & (alignment - 1)) == 0);
@@ -289,6 +436,11 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     bool shiftable = alignment <= FA_OS_PAGE;
     size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
     size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
+    if (!_fa_secure && base_align == FA_SEG_SIZE && shiftable) {
+        fa_segment_t *hot = hot_take(size);
+        if (hot)
+            return hot_reuse(hot, n, offset, zero);
+    }
     /* While the program uses its large blocks whole, spare pages stand in for fresh ones. */
     bool whole = _fa_large_learn();
     fa_segment_t *seg = NULL;
@@ -319,6 +471,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     /* Free reads only the descriptor's first line of a large block (the owner and thread words,
      * the block test), and zeros there send it to the slow path; nothing writes the others. */
     memset(&seg->pages[0], 0, offsetof(fa_page_t, free));
+    seg->large_prev = previous;
     seg->large_block = (uintptr_t)seg + offset;
     seg->large_usable = _fa_secure ? n : seg->mapped - offset;
     seg->secure = _fa_secure;
@@ -345,45 +498,6 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     else if (zero)
         _fa_large_populate(seg, fresh, offset + n);
     return (void *)seg->large_block;
-}
-
-void _fa_large_free(fa_segment_t *seg)
-{
-    if (seg->watched)
-        _fa_large_watched_freed(seg);
-    map_block(seg, false);
-    if (seg->large_slack)
-        fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
-    seg->large_slack = 0;
-    bool cacheable = seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-                     ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure;
-    if (cacheable)
-        seg->cached_at = _fa_os_now_ms();
-    bool cached = false;
-    /* One lock for all of it: the block leaves the live list, is recorded and counted as
-     * freed, and, if the budget allows, its mapping joins the cache. Counters updated next to
-     * each other under the lock share a cache line that the lock brought along already. */
-    fa_mutex_lock(&_fa_global_lock);
-    fa_segment_list_remove(&live, seg);
-    _fa_large_freed(seg->large_block, seg->large_usable);
-    fa_count_locked(large_frees);
-    fa_count(large_in_use, -(uint64_t)seg->large_usable);
-    if (cacheable && _fa_large_kept + seg->mapped <= _fa_large_budget()) {
-        for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
-            if (!cache[i]) {
-                cache[i] = seg;
-                _fa_large_kept += seg->mapped;
-                cached = true;
-            }
-        }
-    }
-    fa_mutex_unlock(&_fa_global_lock);
-    if (cached)
-        _fa_purge_kick();
-    else if (seg->secure)
-        _fa_secure_large_retire(seg);
-    else
-        _fa_spare_give(seg, 0);
 }
 
 void *_fa_large_realloc(fa_segment_t *seg, size_t n)
@@ -463,4 +577,14 @@ void _fa_large_purge(uint64_t now, bool force, long *next)
     fa_mutex_unlock(&_fa_global_lock);
     for (size_t i = 0; i < count; i++)
         _fa_large_unmap(expired[i], expired[i]->mapped);
+    /* The heaps' hot mappings that have waited the delay go to the OS, a batch at a time. */
+    struct hot_expiry e;
+    do {
+        e = (struct hot_expiry){.now = now, .force = force, .next = next};
+        _fa_heaps_foreach(expire_hot, &e);
+        for (size_t i = 0; i < e.count; i++) {
+            fa_atomic_store_relaxed(&e.taken[i]->hot, 0);
+            release(e.taken[i], true);
+        }
+    } while (e.count == sizeof e.taken / sizeof e.taken[0]);
 }

@@ -32,8 +32,8 @@ static size_t freed_block_size(uintptr_t p)
     if (chunk >= FA_SEGMAP_SIZE || !fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
         return 0;
     fa_segment_t *seg = (fa_segment_t *)(p & ~FA_SEG_MASK);
-    if (seg->kind == FA_SEG_LARGE)
-        return 0;
+    if (seg->kind == FA_SEG_LARGE) /* the block freed in the mapping before its current one */
+        return p == seg->large_prev ? seg->large_usable : 0;
     /* A released page keeps its geometry until it serves another size class. */
     fa_page_t *page = &seg->pages[(p & FA_SEG_MASK) >> seg->page_shift];
     if (fa_atomic_load_acquire(&page->state) == FA_PAGE_USED || page->magic == 0)

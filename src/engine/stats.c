@@ -30,6 +30,10 @@ void _fa_stats_commit(int64_t delta)
 struct snapshot {
     struct fa_stats *out;
     int64_t pending[FA_BINS];
+    /* Large blocks that went through the heaps' hot slots (large.c), which the shared
+     * counters do not see: reuses (a free and a malloc each), and the blocks freed into a slot
+     * now (the shared counters still count them live). */
+    uint64_t hot_reuses, hot_held, hot_held_bytes;
 };
 
 __attribute__((no_sanitize("thread"))) static void add_pages(fa_segment_t *seg, void *arg)
@@ -51,6 +55,13 @@ __attribute__((no_sanitize("thread"))) static void add_heap(const fa_heap_t *hea
     struct snapshot *snap = arg;
     for (size_t bin = 0; bin < FA_BINS; bin++)
         snap->pending[bin] += (int64_t)heap->remote_frees[bin];
+    snap->hot_reuses += heap->large_hot_reuses;
+    /* Under _fa_global_lock: a hot mapping stays mapped at least until the lock is let go. */
+    const fa_segment_t *hot = fa_atomic_load_acquire(&heap->large_hot);
+    if (hot) {
+        snap->hot_held++;
+        snap->hot_held_bytes += hot->large_usable;
+    }
 }
 
 FA_API int fa_stats_get(struct fa_stats *out)
@@ -86,12 +97,13 @@ FA_API int fa_stats_get(struct fa_stats *out)
         out->frees += c->frees;
         out->bytes_in_use += c->live * c->block_size;
     }
-    out->large_allocs = large_allocs;
-    out->large_frees = large_frees;
-    out->large_in_use = large_in_use;
-    out->allocs += large_allocs;
-    out->frees += large_frees;
-    out->bytes_in_use += large_in_use;
+    out->large_allocs = large_allocs + snap.hot_reuses;
+    out->large_frees = large_frees + snap.hot_reuses + snap.hot_held;
+    /* Counters read apart from the slots may disagree for a moment: never below zero. */
+    out->large_in_use = large_in_use > snap.hot_held_bytes ? large_in_use - snap.hot_held_bytes : 0;
+    out->allocs += out->large_allocs;
+    out->frees += out->large_frees;
+    out->bytes_in_use += out->large_in_use;
     out->reserved = reserved;
     out->committed = committed;
     out->peak_committed = peak_committed;

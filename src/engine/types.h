@@ -201,6 +201,7 @@ typedef struct fa_segment_s {
     uint16_t used_pages;
     uint8_t secure;         /* large: mapped in secure mode (trailer, guard page, never cached) */
     uint8_t watched;        /* large: its resident pages are counted at its free */
+    uint8_t hot;            /* large: freed, held in its thread's heap (large.c), atomic */
     struct fa_heap_s *heap; /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
@@ -211,6 +212,7 @@ typedef struct fa_segment_s {
     uintptr_t large_block; /* large: the block's address */
     size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
     size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
+    uintptr_t large_prev;  /* large: the block freed in this mapping before large_block (or 0) */
     /* The page descriptor of each 64 KiB piece, for the free fast path (fa_map_page). */
     fa_page_t *page_of[FA_SEG_PIECES];
     /* page_count entries (one for a large block), each starting a cache line */
@@ -275,7 +277,11 @@ typedef struct fa_heap_s {
     uint64_t idle_placed[FA_BINS];
     uint64_t next_idle_check;
     uint32_t idle_ticks;
-    uint64_t parked_at;               /* ms: when its thread ended (on the parked list) */
+    uint64_t parked_at; /* ms: when its thread ended (on the parked list) */
+    /* The large block this heap's thread freed last, kept mapped for its next large malloc
+     * (large.c); atomic: the purger takes it once it has waited the purge delay. */
+    struct fa_segment_s *large_hot;
+    uint64_t large_hot_reuses; /* mallocs served from large_hot (each after a free into it) */
     struct fa_quarantine *quarantine; /* secure mode: blocks freed but not yet reusable */
 } fa_heap_t;
 

@@ -76,6 +76,17 @@ static void double_free_realloc(void *arg)
     (void)q;
 }
 
+/* The freed block's mapping serves the next malloc of its size, one page further in: the old
+ * pointer, freed again, must be named a double free, not taken for the new block. */
+static void double_free_after_reuse(void *arg)
+{
+    size_t n = *(const size_t *)arg;
+    fa_free(victim);
+    void *next = fa_malloc(n);
+    CHECK(next != NULL && next != victim);
+    fa_free(victim);
+}
+
 static void double_free_sized(void *arg)
 {
     (void)arg;
@@ -182,8 +193,9 @@ int main(void)
     }
     void *keep = fa_malloc(32); /* keeps the pages of these sizes in use */
     void *keep2 = fa_malloc(4096);
-    static const size_t sizes[] = {32, 4096, 300000};
-    for (size_t i = 0; i < 3; i++) {
+    /* 1 MiB: a large block, which its thread keeps mapped once freed (engine/large.c) */
+    static const size_t sizes[] = {32, 4096, 300000, (size_t)1 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t n = sizes[i];
         void *p = prepare(n);
         size_t block = fa_malloc_usable_size(p);
@@ -195,6 +207,12 @@ int main(void)
                "fitalloc: realloc(): double free of %p (%zu-byte block)", p, block);
         EXPECT("remote double free", remote_double_free,
                "fitalloc: free(): double free of %p (%zu-byte block)", p, block);
+        if (n > 512 * 1024) {
+            char expected[160];
+            snprintf(expected, sizeof expected, "fitalloc: free(): double free of %p (", p);
+            expect_report("double free after its mapping was reused", double_free_after_reuse, &n,
+                          expected);
+        }
         fa_free(p);
     }
     void *p = prepare(48);
