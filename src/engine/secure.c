@@ -398,9 +398,9 @@ void _fa_secure_check_quarantine(void)
  * there faults, and the address does not come back at once (the newest retired mapping is
  * never taken; skipping more of them faults more pages in again). Their memory is kept for
  * reuse while the kept bytes stay within the default mode's budget for its cache
- * (_fa_large_budget), else emptied. mprotect costs in proportion to the pages a range holds, so a kept mapping is
- * made inaccessible only up to FA_LARGE_PROTECT_SPAN bytes into its block (where writes after
- * free land mostly), an emptied one (which holds no pages) as a whole. */
+ * (_fa_large_budget), else emptied. mprotect costs in proportion to the pages a range holds,
+ * so a kept mapping is made inaccessible only up to FA_LARGE_PROTECT_SPAN bytes into its block
+ * (where writes after free land mostly), an emptied one (which holds no pages) as a whole. */
 #define FA_LARGE_QUARANTINE 16
 #define FA_LARGE_RECENT 1
 #define FA_LARGE_PROTECT_SPAN ((size_t)64 << 10)

@@ -15,20 +15,12 @@
 
 #include "check.h"
 #include "rerun.h"
+#include "stats.h"
 #include "fitalloc.h"
-#include "fitalloc-stats.h"
 
 #define MIB ((size_t)1 << 20)
 #define PAGE ((size_t)4096)
 #define LIVE 6
-
-static uint64_t reserved(void)
-{
-    struct fa_stats s;
-    s.size = sizeof s;
-    CHECK_EQ(fa_stats_get(&s), 0);
-    return s.reserved;
-}
 
 /* Free an 8 MiB block while `live` others of that size live; whether its mapping was kept. */
 static int kept_after_free(size_t live)
@@ -42,9 +34,9 @@ static int kept_after_free(size_t live)
     char *p = fa_malloc(8 * MIB);
     CHECK(p != NULL);
     memset(p, 2, 8 * MIB);
-    uint64_t before = reserved();
+    uint64_t before = fa_test_stats().reserved;
     fa_free(p);
-    uint64_t after = reserved();
+    uint64_t after = fa_test_stats().reserved;
     int kept = after == before;
     if (!kept)
         CHECK_MSG(before - after >= 8 * MIB, "a freed 8 MiB block gave back only %llu bytes",

@@ -23,20 +23,12 @@
 
 #include "check.h"
 #include "rerun.h"
+#include "stats.h"
 #include "fitalloc.h"
-#include "fitalloc-stats.h"
 
 #define MIB ((size_t)1 << 20)
 #define PAGE ((size_t)4096)
 #define THREADS 4
-
-static struct fa_stats stats(void)
-{
-    struct fa_stats s;
-    s.size = sizeof s;
-    CHECK_EQ(fa_stats_get(&s), 0);
-    return s;
-}
 
 struct find {
     const void *p;
@@ -63,9 +55,9 @@ static void kept_and_reused(void)
     CHECK(p != NULL);
     memset(p, 7, MIB);
     CHECK(listed(p));
-    struct fa_stats before = stats();
+    struct fa_stats before = fa_test_stats();
     fa_free(p);
-    struct fa_stats after = stats();
+    struct fa_stats after = fa_test_stats();
     CHECK_EQ(after.reserved, before.reserved);
     CHECK_EQ(after.large_frees, after.large_allocs);
     CHECK_EQ(after.large_in_use, 0);
@@ -74,14 +66,14 @@ static void kept_and_reused(void)
     CHECK_MSG(q == p + PAGE || q == p - PAGE, "1 MiB after a free of 1 MiB: %p, freed %p",
               (void *)q, (void *)p);
     CHECK(listed(q));
-    CHECK_EQ(stats().large_in_use, fa_malloc_usable_size(q));
+    CHECK_EQ(fa_test_stats().large_in_use, fa_malloc_usable_size(q));
     fa_free(q);
 
     /* Far smaller: the mapping leaves the thread's heap (the shared cache may hand it out). */
     char *small = fa_malloc(MIB - MIB / 4);
     CHECK(small != NULL);
     memset(small, 1, MIB - MIB / 4);
-    CHECK_EQ(stats().large_in_use, fa_malloc_usable_size(small));
+    CHECK_EQ(fa_test_stats().large_in_use, fa_malloc_usable_size(small));
     fa_free(small);
 }
 
@@ -116,9 +108,9 @@ static void kept_nothing(void)
     char *p = fa_malloc(MIB);
     CHECK(p != NULL);
     memset(p, 7, MIB);
-    uint64_t before = stats().reserved;
+    uint64_t before = fa_test_stats().reserved;
     fa_free(p);
-    CHECK_LE(stats().reserved + MIB, before);
+    CHECK_LE(fa_test_stats().reserved + MIB, before);
 }
 
 static void returned_in_time(void)
@@ -126,12 +118,12 @@ static void returned_in_time(void)
     char *p = fa_malloc(MIB);
     CHECK(p != NULL);
     memset(p, 7, MIB);
-    uint64_t before = stats().reserved;
+    uint64_t before = fa_test_stats().reserved;
     fa_free(p);
     int back = 0;
     for (int i = 0; i < 1000 && !back; i++) {
         usleep(10000);
-        back = stats().reserved + MIB <= before;
+        back = fa_test_stats().reserved + MIB <= before;
     }
     CHECK_MSG(back, "a freed 1 MiB block was still mapped 10 s later");
 }
@@ -177,7 +169,7 @@ static void threads(void)
         CHECK_EQ(pthread_join(th[t], NULL), 0);
     for (int t = 0; t < THREADS; t++)
         fa_free(mailbox[t]);
-    struct fa_stats s = stats();
+    struct fa_stats s = fa_test_stats();
     CHECK_EQ(s.large_frees, s.large_allocs);
     CHECK_EQ(s.large_in_use, 0);
 }

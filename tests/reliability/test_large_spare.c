@@ -31,21 +31,13 @@
 
 #include "check.h"
 #include "rerun.h"
+#include "stats.h"
 #include "rss.h"
 #include "fitalloc.h"
-#include "fitalloc-stats.h"
 
 #define MIB ((size_t)1 << 20)
 #define PAGE ((size_t)4096)
 #define THREADS 4
-
-static uint64_t reserved(void)
-{
-    struct fa_stats s;
-    s.size = sizeof s;
-    CHECK_EQ(fa_stats_get(&s), 0);
-    return s.reserved;
-}
 
 static unsigned char pattern(size_t i)
 {
@@ -116,19 +108,19 @@ static int child(int keep)
     CHECK(big != NULL);
     for (size_t i = 0; i < 24 * MIB; i++)
         big[i] = pattern(i);
-    uint64_t before = reserved();
+    uint64_t before = fa_test_stats().reserved;
     big = fa_realloc(big, MIB);
     CHECK(big != NULL);
-    uint64_t after = reserved();
+    uint64_t after = fa_test_stats().reserved;
     if (spare)
         CHECK_GE(after + 8 * MIB, before);
     else
         CHECK_LE(after + 22 * MIB, before);
 
-    before = reserved();
+    before = fa_test_stats().reserved;
     unsigned char *b = fa_calloc(1, 8 * MIB);
     CHECK(b != NULL);
-    after = reserved();
+    after = fa_test_stats().reserved;
     if (spare) {
         CHECK_LE(after, before + MIB);
         CHECK_LE(before, after + MIB); /* moved, not dropped */
@@ -140,7 +132,7 @@ static int child(int keep)
     before = after;
     char *m = fa_malloc(4 * MIB);
     CHECK(m != NULL);
-    after = reserved();
+    after = fa_test_stats().reserved;
     if (spare)
         CHECK_LE(after, before + MIB);
     else
