@@ -315,7 +315,7 @@ static void release(fa_segment_t *seg, bool expired)
  * mapped, on the live list (marked hot, so that heap walks skip it) and in the segment map
  * (so that a second free of it is reported), for its next large malloc; no shared word is
  * written on the way. The purger gives a hot mapping that has waited the purge delay back to
- * the OS, as it does any freed memory. A mapping above a sixteenth of FITALLOC_LARGE_CACHE is
+ * the OS, as it does any freed memory (timed from the first pass that sees it). A mapping above a sixteenth of FITALLOC_LARGE_CACHE is
  * not kept this way (what threads hold so is bounded by their number times that). */
 static bool hot_put(fa_segment_t *seg)
 {
@@ -324,7 +324,8 @@ static bool hot_put(fa_segment_t *seg)
         seg->large_block - (uintptr_t)seg >= FA_SEG_SIZE / 2 ||
         seg->mapped > (size_t)fa_option(large_cache) / 16)
         return false;
-    fa_atomic_store_relaxed(&seg->cached_at, _fa_os_now_ms());
+    /* Not timed here (a clock read per free): the purger's next pass stamps it. */
+    fa_atomic_store_relaxed(&seg->cached_at, 0);
     fa_atomic_store_relaxed(&seg->hot, 1);
     fa_atomic_store_release(&heap->large_hot, seg);
     _fa_purge_kick();
@@ -384,7 +385,12 @@ static void expire_hot(const fa_heap_t *heap, void *arg)
     fa_segment_t *seg = fa_atomic_load_acquire(slot);
     if (!seg || e->count == sizeof e->taken / sizeof e->taken[0])
         return;
-    uint64_t due = fa_atomic_load_relaxed(&seg->cached_at) + (uint64_t)fa_option(purge_delay);
+    /* First seen by a pass (0): its time starts now, so it waits one to two delays. A failed
+     * compare-and-swap leaves the time already set in `since`. */
+    uint64_t since = 0;
+    if (fa_atomic_cas_relaxed(&seg->cached_at, &since, e->now))
+        since = e->now;
+    uint64_t due = since + (uint64_t)fa_option(purge_delay);
     /* The slot still holding seg means its thread has not taken it back since the load. */
     if ((e->force || due <= e->now) && fa_atomic_cas_acquire(slot, &seg, NULL))
         e->taken[e->count++] = seg;
