@@ -315,14 +315,16 @@ static void release(fa_segment_t *seg, bool expired)
  * mapped, on the live list (marked hot, so that heap walks skip it) and in the segment map
  * (so that a second free of it is reported), for its next large malloc; no shared word is
  * written on the way. The purger gives a hot mapping that has waited the purge delay back to
- * the OS, as it does any freed memory (timed from the first pass that sees it). A mapping above a sixteenth of FITALLOC_LARGE_CACHE is
- * not kept this way (what threads hold so is bounded by their number times that). */
+ * the OS, as it does any freed memory (timed from the first pass that sees it). Only blocks of
+ * up to a sixteenth of FITALLOC_LARGE_CACHE are kept this way (their mappings also hold the
+ * header's page and the page a reused block moves by), so what threads hold so is bounded by
+ * their number times that. */
 static bool hot_put(fa_segment_t *seg)
 {
     fa_heap_t *heap = _fa_heap_tls;
     if (heap == &_fa_heap_empty || seg->secure || fa_atomic_load_relaxed(&heap->large_hot) ||
         seg->large_block - (uintptr_t)seg >= FA_SEG_SIZE / 2 ||
-        seg->mapped > (size_t)fa_option(large_cache) / 16)
+        seg->mapped > (size_t)fa_option(large_cache) / 16 + 2 * FA_OS_PAGE)
         return false;
     /* Not timed here (a clock read per free): the purger's next pass stamps it. */
     fa_atomic_store_relaxed(&seg->cached_at, 0);
