@@ -98,8 +98,6 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
             _fa_bad_pointer(caller, p);
-        if (fa_atomic_load_relaxed(&seg->hot)) /* freed, kept by its thread (large.c) */
-            _fa_double_free(caller, p, seg->large_usable);
         if (seg->secure)
             _fa_secure_large_check(seg, caller, size);
         _fa_large_free(seg);

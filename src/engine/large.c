@@ -73,7 +73,7 @@ void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg
 {
     fa_mutex_lock(&_fa_global_lock);
     for (const fa_segment_t *seg = live; seg; seg = seg->next)
-        if (!fa_atomic_load_acquire(&seg->hot))
+        if (fa_atomic_load_acquire(&seg->large_block)) /* 0: freed, kept by its thread */
             fn(seg, arg);
     fa_mutex_unlock(&_fa_global_lock);
 }
@@ -312,9 +312,10 @@ static void release(fa_segment_t *seg, bool expired)
  * per request, per file, per iteration) would pass the mapping through the shared cache each
  * time: a lock, the live list and the statistics' counters, whose cache lines other threads
  * doing the same pull away. Instead its heap keeps the one large block it freed last, still
- * mapped, on the live list (marked hot, so that heap walks skip it) and in the segment map
- * (so that a second free of it is reported), for its next large malloc; no shared word is
- * written on the way. The purger gives a hot mapping that has waited the purge delay back to
+ * mapped, on the live list and in the segment map, for its next large malloc; no shared word
+ * is written on the way. Its header names no block (large_block 0: heap walks skip it) and the
+ * block freed (large_prev), so a second free of that block, or a realloc of it, finds it and is
+ * reported as a double free like any other freed large block's (report.c). The purger gives a hot mapping that has waited the purge delay back to
  * the OS, as it does any freed memory (timed from the first pass that sees it). Only blocks of
  * up to a sixteenth of FITALLOC_LARGE_CACHE are kept this way (their mappings also hold the
  * header's page and the page a reused block moves by), so what threads hold so is bounded by
@@ -328,10 +329,19 @@ static bool hot_put(fa_segment_t *seg)
         return false;
     /* Not timed here (a clock read per free): the purger's next pass stamps it. */
     fa_atomic_store_relaxed(&seg->cached_at, 0);
-    fa_atomic_store_relaxed(&seg->hot, 1);
+    seg->large_prev = seg->large_block;
+    fa_atomic_store_relaxed(&seg->large_block, 0);
     fa_atomic_store_release(&heap->large_hot, seg);
     _fa_purge_kick();
     return true;
+}
+
+/* A hot mapping taken out of its slot, to the cache or the OS after all: its block named again
+ * as the one freed there, as release() expects. */
+static void hot_release(fa_segment_t *seg, bool expired)
+{
+    fa_atomic_store_relaxed(&seg->large_block, seg->large_prev); /* heap walks read it */
+    release(seg, expired);
 }
 
 /* The heap's hot mapping if it fits `size` bytes (with at most an eighth to spare), taken out
@@ -345,8 +355,7 @@ static fa_segment_t *hot_take(size_t size)
     if (!seg)
         return NULL; /* the purger took it */
     if (seg->mapped < size || seg->mapped - size > size / 8) {
-        fa_atomic_store_relaxed(&seg->hot, 0);
-        release(seg, false);
+        hot_release(seg, false);
         return NULL;
     }
     /* Its slack stayed counted while it was hot; count the new one instead (rarely another). */
@@ -405,20 +414,17 @@ static void expire_hot(const fa_heap_t *heap, void *arg)
  * use if they changed, and calloc's zeros. */
 static void *hot_reuse(fa_segment_t *seg, size_t n, size_t offset, bool zero)
 {
-    uintptr_t previous = seg->large_block;
-    if (previous == (uintptr_t)seg + offset)
+    if (seg->large_prev == (uintptr_t)seg + offset) /* large_prev: the block freed here */
         offset += FA_OS_PAGE;
     size_t usable = seg->mapped - offset;
     if (usable != seg->large_usable) /* the bytes in use still count the freed block's */
         fa_count(large_in_use, usable - seg->large_usable);
-    seg->large_prev = previous;
-    seg->large_block = (uintptr_t)seg + offset;
     seg->large_usable = usable;
     if (zero)
         clear_old(seg, offset, offset + n, _fa_large_used_whole());
-    /* Heap walks read the fields above (under the lock) once this says the block is live. */
-    fa_atomic_store_release(&seg->hot, 0);
-    return (void *)seg->large_block;
+    /* Heap walks read the fields above (under the lock) once the block is named. */
+    fa_atomic_store_release(&seg->large_block, (uintptr_t)seg + offset);
+    return (void *)((uintptr_t)seg + offset);
 }
 
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
@@ -590,9 +596,7 @@ void _fa_large_purge(uint64_t now, bool force, long *next)
     do {
         e = (struct hot_expiry){.now = now, .force = force, .next = next};
         _fa_heaps_foreach(expire_hot, &e);
-        for (size_t i = 0; i < e.count; i++) {
-            fa_atomic_store_relaxed(&e.taken[i]->hot, 0);
-            release(e.taken[i], true);
-        }
+        for (size_t i = 0; i < e.count; i++)
+            hot_release(e.taken[i], true);
     } while (e.count == sizeof e.taken / sizeof e.taken[0]);
 }

@@ -201,7 +201,6 @@ typedef struct fa_segment_s {
     uint16_t used_pages;
     uint8_t secure;         /* large: mapped in secure mode (trailer, guard page, never cached) */
     uint8_t watched;        /* large: its resident pages are counted at its free */
-    uint8_t hot;            /* large: freed, held in its thread's heap (large.c), atomic */
     struct fa_heap_s *heap; /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
@@ -209,7 +208,7 @@ typedef struct fa_segment_s {
     struct fa_segment_s *all_prev;
     size_t mapped;         /* bytes mapped at this address */
     uint64_t cached_at;    /* ms, while in a cache */
-    uintptr_t large_block; /* large: the block's address */
+    uintptr_t large_block; /* large: the block's address (0: freed, kept by its thread) */
     size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
     size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
     uintptr_t large_prev;  /* large: the block freed in this mapping before large_block (or 0) */
