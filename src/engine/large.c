@@ -267,6 +267,14 @@ static size_t clear_old(fa_segment_t *seg, size_t from, size_t to, bool whole)
     return inner_from;
 }
 
+/* Whether a freed block's mapping may serve another block: one of the default mode, at a
+ * segment-aligned base, its block in the first half of the first chunk (one map entry). */
+static bool reusable(const fa_segment_t *seg)
+{
+    return seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
+           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure;
+}
+
 /* The freed block's mapping to the cache, the spare pages or the OS (`expired`: a hot
  * mapping that has waited the purge delay already, to the OS). */
 static void release(fa_segment_t *seg, bool expired)
@@ -275,8 +283,7 @@ static void release(fa_segment_t *seg, bool expired)
     if (seg->large_slack)
         fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
     seg->large_slack = 0;
-    bool cacheable = seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-                     ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure && !expired;
+    bool cacheable = !expired && reusable(seg);
     if (cacheable) /* atomic: the purger reads a hot mapping's time without the lock */
         fa_atomic_store_relaxed(&seg->cached_at, _fa_os_now_ms());
     bool cached = false;
@@ -315,16 +322,16 @@ static void release(fa_segment_t *seg, bool expired)
  * mapped, on the live list and in the segment map, for its next large malloc; no shared word
  * is written on the way. Its header names no block (large_block 0: heap walks skip it) and the
  * block freed (large_prev), so a second free of that block, or a realloc of it, finds it and is
- * reported as a double free like any other freed large block's (report.c). The purger gives a hot mapping that has waited the purge delay back to
- * the OS, as it does any freed memory (timed from the first pass that sees it). Only blocks of
+ * reported as a double free like any other freed large block's (report.c). The purger gives a
+ * hot mapping that has waited the purge delay back to the OS, as it does any freed memory
+ * (timed from the first pass that sees it). Only blocks of
  * up to a sixteenth of FITALLOC_LARGE_CACHE are kept this way (their mappings also hold the
  * header's page and the page a reused block moves by), so what threads hold so is bounded by
  * their number times that. */
 static bool hot_put(fa_segment_t *seg)
 {
     fa_heap_t *heap = _fa_heap_tls;
-    if (heap == &_fa_heap_empty || seg->secure || fa_atomic_load_relaxed(&heap->large_hot) ||
-        seg->large_block - (uintptr_t)seg >= FA_SEG_SIZE / 2 ||
+    if (heap == &_fa_heap_empty || fa_atomic_load_relaxed(&heap->large_hot) || !reusable(seg) ||
         seg->mapped > (size_t)fa_option(large_cache) / 16 + 2 * FA_OS_PAGE)
         return false;
     /* Not timed here (a clock read per free): the purger's next pass stamps it. */
