@@ -416,14 +416,23 @@ static void expire_hot(const fa_heap_t *heap, void *arg)
         fa_purge_note_due(e->next, due, e->now);
 }
 
+/* The usable bytes of a block placed `offset` bytes into the mapping, or one page further: the
+ * page it may move by is never counted, wherever it starts, so that a mapping reused at the
+ * same size keeps the same usable size and the bytes-in-use counter, shared by all threads, is
+ * not written at every reuse. */
+static size_t shiftable_usable(const fa_segment_t *seg, size_t offset)
+{
+    return seg->mapped - offset - FA_OS_PAGE;
+}
+
 /* A block in the heap's hot mapping, still on the live list and in the segment map: only the
  * block's place (a page further than the one freed there, or back), the statistics' bytes in
  * use if they changed, and calloc's zeros. */
 static void *hot_reuse(fa_segment_t *seg, size_t n, size_t offset, bool zero)
 {
+    size_t usable = shiftable_usable(seg, offset);
     if (seg->large_prev == (uintptr_t)seg + offset) /* large_prev: the block freed here */
         offset += FA_OS_PAGE;
-    size_t usable = seg->mapped - offset;
     if (usable != seg->large_usable) /* the bytes in use still count the freed block's */
         fa_count(large_in_use, usable - seg->large_usable);
     seg->large_usable = usable;
@@ -483,6 +492,9 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
             return NULL;
         }
     }
+    size_t usable = _fa_secure  ? n
+                    : shiftable ? shiftable_usable(seg, offset)
+                                : seg->mapped - offset;
     if (shiftable && previous == (uintptr_t)seg + offset)
         offset += FA_OS_PAGE;
     seg->kind = FA_SEG_LARGE;
@@ -494,7 +506,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     memset(&seg->pages[0], 0, offsetof(fa_page_t, free));
     seg->large_prev = previous;
     seg->large_block = (uintptr_t)seg + offset;
-    seg->large_usable = _fa_secure ? n : seg->mapped - offset;
+    seg->large_usable = usable;
     seg->secure = _fa_secure;
     seg->watched = 0;
     if (_fa_secure)
