@@ -55,6 +55,7 @@ static void kept_and_reused(void)
     CHECK(p != NULL);
     memset(p, 7, MIB);
     CHECK(listed(p));
+    size_t usable = fa_malloc_usable_size(p);
     struct fa_stats before = fa_test_stats();
     fa_free(p);
     struct fa_stats after = fa_test_stats();
@@ -66,6 +67,8 @@ static void kept_and_reused(void)
     CHECK_MSG(q == p + PAGE || q == p - PAGE, "1 MiB after a free of 1 MiB: %p, freed %p",
               (void *)q, (void *)p);
     CHECK(listed(q));
+    /* The same usable size wherever the block starts: a reuse leaves the shared counter be. */
+    CHECK_EQ(fa_malloc_usable_size(q), usable);
     CHECK_EQ(fa_test_stats().large_in_use, fa_malloc_usable_size(q));
     fa_free(q);
 
