@@ -44,6 +44,16 @@ size_t _fa_large_budget(void)
  * mapping: bounded by FITALLOC_LARGE_CACHE alone, not by the budget's share of the live bytes,
  * since a block holds its slack for as long as it lives. */
 static size_t slack_bytes;
+/* A live block's slack changed to `slack` bytes: the shared total follows, and is left alone
+ * when nothing changed (a loop's buffer reused at its own size). */
+static void set_slack(fa_segment_t *seg, size_t slack)
+{
+    if (slack == seg->large_slack)
+        return;
+    fa_atomic_add_relaxed(&slack_bytes, slack - seg->large_slack); /* wraps when it shrinks */
+    seg->large_slack = slack;
+}
+
 /* The live large blocks, linked through their segments' next and prev (unused while a block
  * is live), under _fa_global_lock: fa_heap_visit reads their headers while no thread can
  * unmap them. */
@@ -280,9 +290,7 @@ static bool reusable(const fa_segment_t *seg)
 static void release(fa_segment_t *seg, bool expired)
 {
     map_block(seg, false);
-    if (seg->large_slack)
-        fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
-    seg->large_slack = 0;
+    set_slack(seg, 0);
     bool cacheable = !expired && reusable(seg);
     if (cacheable) /* atomic: the purger reads a hot mapping's time without the lock */
         fa_atomic_store_relaxed(&seg->cached_at, _fa_os_now_ms());
@@ -366,11 +374,7 @@ static fa_segment_t *hot_take(size_t size)
         return NULL;
     }
     /* Its slack stayed counted while it was hot; count the new one instead (rarely another). */
-    size_t slack = seg->mapped - size;
-    if (slack != seg->large_slack) {
-        fa_atomic_add_relaxed(&slack_bytes, slack - seg->large_slack);
-        seg->large_slack = slack;
-    }
+    set_slack(seg, seg->mapped - size);
     heap->large_hot_reuses++;
     return seg;
 }
@@ -544,9 +548,7 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     if (seg->watched) /* resized: its pages no longer say how the block is used */
         _fa_large_unwatch(seg);
     /* The mapping is resized to fit exactly: it no longer holds slack. */
-    if (seg->large_slack)
-        fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack);
-    seg->large_slack = 0;
+    set_slack(seg, 0);
     if (need <= seg->mapped) {
         if (need < seg->mapped)
             _fa_spare_give(seg, need); /* the tail */
@@ -584,9 +586,7 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
 void _fa_large_grew_in_place(fa_segment_t *seg, size_t n)
 {
     FA_ASSERT(n > seg->large_usable - seg->large_slack && n <= seg->large_usable);
-    size_t slack = seg->large_usable - n;
-    fa_atomic_sub_relaxed(&slack_bytes, seg->large_slack - slack);
-    seg->large_slack = slack;
+    set_slack(seg, seg->large_usable - n);
 }
 
 void _fa_large_purge(uint64_t now, bool force, long *next)
