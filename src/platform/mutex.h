@@ -32,6 +32,13 @@ static inline void fa_mutex_lock(fa_mutex_t *m)
     _fa_mutex_lock_slow(m);
 }
 
+/* Take the lock if it is free, without waiting: whether it was taken. */
+static inline bool fa_mutex_trylock(fa_mutex_t *m)
+{
+    uint32_t expected = 0;
+    return fa_atomic_cas_acquire(&m->state, &expected, 1);
+}
+
 static inline void fa_mutex_unlock(fa_mutex_t *m)
 {
     /* Release; only a 2 (possible sleeper) needs the kernel. */

@@ -86,6 +86,33 @@ __attribute__((noreturn)) void _fa_os_abort(void);
  * -1 on failure. */
 int _fa_os_dup(int fd);
 
+/* ---- os_shared.c: memory several virtual addresses map at once (meshing) ---- */
+
+/* A memory file of `size` bytes (sparse: pages exist once written), close-on-exec; -1 on
+ * failure (no memfd_create: Linux before 3.17, or a seccomp filter). */
+int _fa_os_shared_create(size_t size);
+/* Map the whole file once more, shared, for the mesher's own copies; NULL on failure. */
+void *_fa_os_shared_window(int fd, size_t size);
+/* Map the file's [offset, offset+size) at p, replacing what is there (read/write, shared). */
+bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset);
+/* Map fresh private zero pages at p, replacing what is there. */
+bool _fa_os_map_fresh_at(void *p, size_t size);
+/* Give the file's pages in [offset, offset+size) back to the OS (they read as zero). */
+void _fa_os_shared_punch(int fd, size_t offset, size_t size);
+/* Make [p, p+size) read-only (on) or read/write again (off); false on failure. */
+bool _fa_os_write_protect(void *p, size_t size, bool on);
+/* The most kernel mappings (VMAs) the process may have: vm.max_map_count. */
+long _fa_os_max_mappings(void);
+
+/* ---- fault.c: writes into write-protected memory, made to wait ---- */
+
+/* Install, or install again if the program has since put its own handler in its place, the
+ * SIGSEGV handler that asks `retry` about every write fault (SEGV_ACCERR) at an address: true
+ * means the fault was fitalloc's write protection, already lifted (retry waits for that), and
+ * the write is done again; false hands the fault to the handler that was installed before
+ * (the program's, or the default action). false if no handler could be installed. */
+bool _fa_os_fault_hook(bool (*retry)(uintptr_t address));
+
 /* ---- os_process.c: the C library's process-level facilities ---- */
 
 /* The environment (environ); NULL while the C library has not set it up (early start). */

@@ -1,0 +1,59 @@
+/* Write faults fitalloc causes on purpose: while the mesher copies the live blocks of a page,
+ * the page is read-only, and a thread writing into it takes a SIGSEGV that must wait for the
+ * copy and then write again, not end the program. Every other fault goes on to the handler the
+ * program (or a sanitizer, or a language runtime) installed before ours, as if ours were not
+ * there; with none, to the default action. */
+#define _GNU_SOURCE
+#include "platform/os.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+
+static bool (*retry_hook)(uintptr_t address);
+static struct sigaction previous;
+
+/* The fault is not ours: what would have happened without our handler. */
+static void forward(int sig, siginfo_t *info, void *context)
+{
+    if (previous.sa_flags & SA_SIGINFO) {
+        previous.sa_sigaction(sig, info, context);
+        return;
+    }
+    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
+        /* A SIGSEGV of a faulting instruction cannot be ignored: put the default action back
+         * and return; the instruction faults again and ends the process as it would have. */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigemptyset(&dfl.sa_mask);
+        sigaction(SIGSEGV, &dfl, NULL);
+        return;
+    }
+    previous.sa_handler(sig);
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context)
+{
+    int saved = errno;
+    bool ours = info->si_code == SEGV_ACCERR && retry_hook((uintptr_t)info->si_addr);
+    errno = saved;
+    if (!ours)
+        forward(sig, info, context);
+}
+
+bool _fa_os_fault_hook(bool (*retry)(uintptr_t address))
+{
+    int saved = errno;
+    struct sigaction current;
+    bool ok = sigaction(SIGSEGV, NULL, &current) == 0;
+    if (ok && !((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault)) {
+        retry_hook = retry;
+        /* A fault before the next line still goes to `current` itself: nothing is lost. */
+        previous = current;
+        struct sigaction mine = {.sa_sigaction = on_fault,
+                                 .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART};
+        sigemptyset(&mine.sa_mask);
+        ok = sigaction(SIGSEGV, &mine, NULL) == 0;
+    }
+    errno = saved;
+    return ok;
+}
