@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define FA_STATS_VERSION 1
+#define FA_STATS_VERSION 2
 /* Number of size classes reported in fa_stats.size_class (unused tail entries are zero). */
 #define FA_STATS_CLASSES 96
 
@@ -43,6 +43,11 @@ struct fa_stats {
     uint64_t threads;        /* thread heaps created since start */
     uint64_t abandoned;      /* segments of exited threads waiting for a new owner */
     struct fa_stats_class size_class[FA_STATS_CLASSES];
+    /* Meshing (FITALLOC_MESH; version 2 on): */
+    uint64_t mesh_detached; /* pages given to the mesher now (mostly empty, serving no malloc) */
+    uint64_t mesh_saved;    /* bytes meshing saves now: virtual pages sharing a physical one */
+    uint64_t mesh_returned; /* bytes of detached pages without a live byte, given back now */
+    uint64_t mesh_merges;   /* meshes made since start (each saved one OS page) */
 };
 
 /* Fill *out (out->size must be set to sizeof *out); returns 0, or -1 if out->size is too small. */

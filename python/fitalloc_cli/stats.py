@@ -23,6 +23,8 @@ LABELS = {
     "large_in_use": "large in use", "reserved": "reserved", "committed": "committed",
     "peak_committed": "peak committed", "purged": "purged", "segments": "segments",
     "threads": "threads", "abandoned": "abandoned segments",
+    "mesh_detached": "meshing: detached pages", "mesh_saved": "meshing: saved",
+    "mesh_returned": "meshing: returned", "mesh_merges": "meshing: merges",
     "mallocs": "mallocs", "reuses": "reuses", "grows": "grows", "splits": "splits",
     "coalesces": "coalesces", "blocks": "blocks", "requested": "requested",
     "max_heap": "max heap", "free_blocks": "free blocks", "free_bytes": "free bytes",
@@ -36,6 +38,7 @@ LABELS = {
     "frag_largest_over_free": "fragmentation (1 - largest / free)",
 }
 BYTES = {"bytes_in_use", "large_in_use", "reserved", "committed", "peak_committed", "purged",
+         "mesh_saved", "mesh_returned",
          "requested", "max_heap", "free_bytes", "largest_free", "average_free_block",
          "heap_bytes", "free_space_with_headers", "direct_bytes"}
 # Shown in the title line, not as rows.

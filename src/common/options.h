@@ -23,6 +23,9 @@
       "back segments and large blocks with 2 MiB transparent huge pages (madvise)")                \
     X(calloc_populate, "CALLOC_POPULATE", FA_OPT_BOOL, 1, 0,                                       \
       "large calloc: fault fresh pages in at once while the program uses such blocks whole")       \
+    X(mesh, "MESH", FA_OPT_BOOL, 0, 0,                                                             \
+      "give back the memory of mostly empty pages: meshing (docs/design.md)")                      \
+    X(mesh_period, "MESH_PERIOD", FA_OPT_MS, 100, 0, "milliseconds between two meshing passes")    \
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
     X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
       "record every allocation call to this file (docs/trace.md)")                                 \

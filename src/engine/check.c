@@ -31,10 +31,13 @@ static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
     size_t on_free = list_length(page, page->free), on_local = list_length(page, page->local);
     /* used counts live blocks (and remote frees not yet collected), the blocks on free, and the
-     * pin. */
-    REQUIRE(page->used >= page->pinned + on_free, page, "used below the pin and free list");
-    REQUIRE(on_local + page->used - page->pinned <= page->capacity, page, "blocks counted twice");
-    REQUIRE(page->used > page->pinned || page->pinned, page, "empty page still queued");
+     * pin, less the sparse trigger (fa_page_count). */
+    size_t count = fa_page_count(page);
+    REQUIRE(count >= on_free, page, "used below the free list");
+    REQUIRE(on_local + count <= page->capacity, page, "blocks counted twice");
+    REQUIRE(count > 0 || page->pinned, page, "empty page still queued");
+    REQUIRE(!page->sparse_at || (!page->pinned && count > page->sparse_at), page,
+            "sparse trigger on a head or past its point");
     REQUIRE(!full || (page->free == FA_LIST_END && page->local == FA_LIST_END && !page->pinned),
             page, "full page with free blocks");
 }

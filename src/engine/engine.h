@@ -232,6 +232,24 @@ void _fa_purge_after_fork(void);
 void _fa_purge_fork_prepare(void);
 void _fa_purge_fork_parent(void);
 
+/* mesh_page.c and mesh.c: meshing (mesh.h) */
+extern bool _fa_mesh_on;  /* FITALLOC_MESH, where it can run */
+void _fa_mesh_init(void); /* after the options are read */
+/* The sparse trigger of a page in its queue: blocks (live and on `free`) at which it goes. */
+uint16_t _fa_mesh_sparse_at(const fa_page_t *page);
+/* The owner gives a page, out of its queues, to the mesher; false if it could not. */
+bool _fa_mesh_detach(fa_page_t *page);
+/* A detached page of the class, never meshed, from the heap's own segments, back in the
+ * heap's hands (not queued yet); NULL if none (or the mesher is busy). */
+fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin);
+void _fa_mesh_pass(uint64_t now, bool force, long *next); /* from the purger */
+void _fa_mesh_fork_prepare(void);                         /* its locks */
+void _fa_mesh_fork_parent(void);
+void _fa_mesh_fork_child(void);
+void _fa_mesh_before_fork(void); /* the locks, and the child's copy of the meshed pages */
+void _fa_mesh_after_fork_parent(void);
+void _fa_mesh_after_fork_child(void);
+
 /* stats.c */
 #define FA_COUNTERS(X)                                                                             \
     X(large_allocs)                                                                                \
@@ -243,7 +261,11 @@ void _fa_purge_fork_parent(void);
     X(purged)                                                                                      \
     X(segments)                                                                                    \
     X(threads)                                                                                     \
-    X(abandoned)
+    X(abandoned)                                                                                   \
+    X(mesh_detached)                                                                               \
+    X(mesh_saved)                                                                                  \
+    X(mesh_returned)                                                                               \
+    X(mesh_merges)
 struct fa_counters {
 #define FA_COUNTER_FIELD(name) uint64_t name;
     FA_COUNTERS(FA_COUNTER_FIELD)

@@ -2,6 +2,7 @@
 #include "fitalloc-trace.h"
 #include "fitalloc.h"
 #include "engine/fastpath.h"
+#include "engine/mesh.h"
 #include "platform/atomic.h"
 
 __attribute__((noinline)) void _fa_page_emptied(fa_page_t *page)
@@ -107,6 +108,10 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
         !fa_page_has_block(page, (uintptr_t)p))
         _fa_bad_pointer(caller, p);
     if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
+    /* A detached page keeps no marks on its free blocks (mesh.h): its bitmap says. */
+    fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
+    if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
     if (page->secure)
         _fa_secure_free(page, p, caller, size);

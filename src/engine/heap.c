@@ -55,9 +55,40 @@ static void queue_push_front(fa_page_queue_t *q, fa_page_t *page)
     q->head = page;
 }
 
-/* Unlink page; a pinned head loses its +1 (the caller checks `used` for 0). */
+/* The sparse trigger (types.h: sparse_at) of a page in its queue, not at its head. A page
+ * that already has no more blocks than the trigger's point goes without one. */
+static void arm_sparse(fa_page_t *page)
+{
+    if (!_fa_mesh_on || page->bin >= FA_SMALL_BINS || page->slow || page->pinned || page->sparse_at)
+        return;
+    uint16_t at = _fa_mesh_sparse_at(page);
+    if (at && page->used > at) {
+        page->sparse_at = at;
+        page->used = (uint16_t)(page->used - at);
+    }
+}
+
+static void disarm_sparse(fa_page_t *page)
+{
+    page->used = (uint16_t)(page->used + page->sparse_at);
+    page->sparse_at = 0;
+}
+
+/* Behind the head of a class's queue: the page may carry the sparse trigger there. */
+static void queue_append(fa_heap_t *heap, fa_page_t *page)
+{
+    fa_page_queue_t *q = &heap->queues[page->bin];
+    bool head = q->head == NULL;
+    queue_push_back(q, page);
+    if (!head)
+        arm_sparse(page);
+}
+
+/* Unlink page; a pinned head loses its +1, a trigger its offset (the caller checks `used` for
+ * 0). */
 static void queue_remove(fa_page_queue_t *q, fa_page_t *page)
 {
+    disarm_sparse(page);
     if (page->prev)
         page->prev->next = page->next;
     else
@@ -89,6 +120,8 @@ static fa_page_t *queue_find_freed(fa_page_t *page)
 static void queue_head_changed(fa_heap_t *heap, size_t bin)
 {
     fa_page_t *head = heap->queues[bin].head;
+    if (head && head->sparse_at)
+        disarm_sparse(head);
     if (head && !head->pinned) {
         head->pinned = 1;
         head->used++;
@@ -107,7 +140,7 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     _fa_segment_release_page(page);
-    if (seg->used_pages == 0) {
+    if (fa_atomic_load_relaxed(&seg->used_pages) == 0) {
         fa_segment_list_remove(&heap->segments[seg->kind], seg);
         _fa_segment_release(seg);
     }
@@ -127,7 +160,7 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
         fa_atomic_store_relaxed(&page->owner, fa_owner_word(heap, page));
         fa_page_set_thread(page, heap->thread);
         queue_remove(&heap->full, page);
-        queue_push_back(&heap->queues[page->bin], page);
+        queue_append(heap, page);
     }
     queue_head_changed(heap, page->bin);
 }
@@ -143,7 +176,7 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
         release_page(heap, page);
         return;
     }
-    queue_push_back(&heap->queues[page->bin], page);
+    queue_append(heap, page);
     queue_head_changed(heap, page->bin);
 }
 
@@ -234,9 +267,13 @@ void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page)
 {
     FA_ASSERT(page->used == 0 && heap->queues[page->bin].head != page);
     /* Not the head (a pinned head never reaches 0) and not full (full pages take the slow
-     * path): it is a page in the middle of its queue. */
+     * path): it is a page in the middle of its queue, empty, or at its sparse trigger. */
+    bool sparse = page->sparse_at != 0;
     queue_remove(&heap->queues[page->bin], page);
-    release_page(heap, page);
+    if (!sparse)
+        release_page(heap, page);
+    else if (!_fa_mesh_detach(page))
+        queue_push_back(&heap->queues[page->bin], page); /* no record: it stays, untriggered */
 }
 
 void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
@@ -247,12 +284,14 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
     if (seg->next)
         seg->next->prev = seg;
     heap->segments[seg->kind] = seg;
-    size_t live = seg->used_pages;
+    size_t live = fa_atomic_load_relaxed(&seg->used_pages);
     for (size_t i = 0; i < seg->page_count && live > 0; i++) {
         fa_page_t *page = &seg->pages[i];
         if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED)
             continue;
         live--;
+        if (fa_atomic_load_acquire(&page->mesh))
+            continue; /* the mesher's, wherever its segment goes */
         /* A page set up before tracing began (options read late) is traced from now on. */
         if (_fa_tracing)
             page->slow = 1;
@@ -263,7 +302,7 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
             release_page(heap, page); /* the last one may hand the whole segment to the cache */
             continue;
         }
-        queue_push_back(&heap->queues[page->bin], page);
+        queue_append(heap, page);
         if (page->free == FA_LIST_END && page->local == FA_LIST_END &&
             page->capacity == page->reserved)
             move_to_full(heap, page);
@@ -290,7 +329,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
             fa_page_t *other = queue_find_freed(page->next);
             if (other) {
                 queue_remove(q, page);
-                queue_push_back(q, page);
+                queue_append(heap, page);
                 queue_remove(q, other);
                 queue_push_front(q, other);
                 queue_head_changed(heap, bin);
@@ -305,6 +344,15 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
          * last. Adopting only when a new segment is the alternative leaves abandoned segments
          * to the threads that need them: a heap that adopted greedily would hoard them (with
          * their dirty pages), and each new thread would map a new segment. */
+        /* A page given to the mesher comes back before fresh memory is touched. */
+        page = _fa_mesh_reattach(heap, bin);
+        if (page) {
+            queue_push_front(q, page);
+            queue_head_changed(heap, bin);
+            if (_fa_page_refill(page))
+                return page;
+            continue;
+        }
         page = _fa_segment_take_page(heap, bin);
         if (page)
             break;

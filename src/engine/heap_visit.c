@@ -29,14 +29,14 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
             continue;
         uintptr_t owner = fa_atomic_load_acquire(&page->owner);
         const fa_heap_t *heap = fa_owner_heap(owner);
-        size_t used = page->used, pinned = page->pinned, block_size = page->block_size;
+        size_t used = fa_page_count(page), block_size = page->block_size;
         size_t capacity = page->reserved;
         /* A page without an owner and without a block in use is being set up or given back
          * right now (an abandoned page keeps at least one block, or it is released). */
         if ((!heap && used == 0) || block_size == 0)
             continue;
-        /* The queue head's pin is no block, nor are the blocks on `free`. */
-        size_t not_live = pinned + fa_page_free_length(page);
+        /* The blocks on `free` are not live. */
+        size_t not_live = fa_page_free_length(page);
         used = used >= not_live ? used - not_live : 0;
         struct fa_heap_area area = {
             .kind = FA_AREA_PAGE,

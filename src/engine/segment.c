@@ -176,7 +176,8 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
             continue;
         if (want == FA_PAGE_CLEAN)
             _fa_stats_commit((int64_t)page_bytes(seg, page));
-        seg->used_pages++;
+        /* Atomic: the mesher gives back detached pages of segments others own. */
+        fa_atomic_add_relaxed(&seg->used_pages, 1);
         return page;
     }
     return NULL;
@@ -190,7 +191,7 @@ fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin)
     for (uint8_t want = FA_PAGE_DIRTY; !page && want != FA_PAGE_USED;
          want = want == FA_PAGE_DIRTY ? FA_PAGE_CLEAN : FA_PAGE_USED)
         for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
-            if (seg->used_pages < seg->page_count)
+            if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
                 page = segment_take_page(seg, want);
     if (page)
         _fa_page_init(page, heap, bin);
@@ -244,7 +245,7 @@ void _fa_segment_release_page(fa_page_t *page)
     fa_atomic_store_relaxed(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay));
     /* Release: the fields above are written before the purger may see the page as DIRTY. */
     fa_atomic_store_release(&page->state, FA_PAGE_DIRTY);
-    seg->used_pages--;
+    fa_atomic_sub_relaxed(&seg->used_pages, 1);
     _fa_purge_kick();
 }
 
@@ -299,15 +300,15 @@ fa_segment_t *_fa_segment_pop_abandoned(int kind)
 /* With the lock held: collect remote frees in an abandoned segment; an empty one is cached. */
 static void reclaim_abandoned_locked(fa_segment_t *seg)
 {
-    for (size_t i = 0; i < seg->page_count && seg->used_pages > 0; i++) {
+    for (size_t i = 0; i < seg->page_count && fa_atomic_load_relaxed(&seg->used_pages) > 0; i++) {
         fa_page_t *page = &seg->pages[i];
-        if (fa_atomic_load_relaxed(&page->state) != FA_PAGE_USED)
+        if (fa_atomic_load_relaxed(&page->state) != FA_PAGE_USED || page->mesh)
             continue;
         _fa_page_collect(page);
         if (page->used == 0)
             _fa_segment_release_page(page);
     }
-    if (seg->used_pages == 0) {
+    if (fa_atomic_load_relaxed(&seg->used_pages) == 0) {
         fa_segment_list_remove(&abandoned, seg);
         fa_atomic_sub_relaxed(&abandoned_count, 1);
         fa_count(abandoned, (uint64_t)-1);

@@ -111,6 +111,10 @@ FA_API int fa_stats_get(struct fa_stats *out)
     out->segments = segments;
     out->threads = threads;
     out->abandoned = abandoned;
+    out->mesh_detached = mesh_detached;
+    out->mesh_saved = mesh_saved;
+    out->mesh_returned = mesh_returned;
+    out->mesh_merges = mesh_merges;
     return 0;
 }
 
@@ -134,6 +138,10 @@ void _fa_stats_print(int fd, bool json)
         {"segments", "segments", s.segments, false},
         {"threads", "threads", s.threads, false},
         {"abandoned segments", "abandoned", s.abandoned, false},
+        {"meshing: detached pages", "mesh_detached", s.mesh_detached, false},
+        {"meshing: saved", "mesh_saved", s.mesh_saved, true},
+        {"meshing: returned", "mesh_returned", s.mesh_returned, true},
+        {"meshing: merges", "mesh_merges", s.mesh_merges, false},
     };
     if (json)
         _fa_message(fd, "{\"fitalloc\": {\"pid\": %d", _fa_os_pid());

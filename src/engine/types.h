@@ -162,7 +162,12 @@ typedef struct fa_page_s {
     uint16_t used;
     uint16_t listed; /* blocks provisioned, but for one held back (page.c: _fa_page_extend) */
     uint8_t pinned;  /* 1 while the head of its queue: `used` then carries a +1 */
-    uint8_t pad1[3];
+    uint8_t pad1;
+    /* With meshing on, a page in its queue but not at its head carries -sparse_at in `used`,
+     * so that the local free that leaves it with sparse_at blocks takes `used` to 0 and the
+     * free fast path's one test hands it to the owner's slow path, which gives the page to the
+     * mesher (heap.c, mesh_page.c). 0: no such trigger. */
+    uint16_t sparse_at;
     uint64_t xcollected;    /* remote frees the owner collected (statistics: see stats.c) */
     struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
     struct fa_page_s *prev;
@@ -176,17 +181,25 @@ typedef struct fa_page_s {
     uint64_t purge_at;             /* while DIRTY: when the purger may hand it back (ms) */
     uint8_t notified;              /* already on the owner's notify list */
     uint8_t pad3[39];
-    /* line 3: padding, so that a descriptor's index is a shift (256 bytes) */
-    uint8_t pad4[64];
+    /* line 3: a page given to the mesher (detached): its record (mesh.h), else NULL */
+    struct fa_mesh_page_s *mesh;
+    uint8_t pad4[56]; /* so that a descriptor's index is a shift (256 bytes) */
 } fa_page_t;
 
 _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 << 16),
                "a page's blocks and its pin fit in 16 bits");
+/* The live blocks (remote frees not collected yet among them) and the blocks on `free`: `used`
+ * without the pin and the sparse trigger. */
+static inline uint16_t fa_page_count(const fa_page_t *page)
+{
+    return (uint16_t)(page->used + page->sparse_at - page->pinned);
+}
+
 /* The blocks freed into a page since it was set up (local frees and collected remote ones):
  * those put on `free` are handed out but for those still there, which `used` counts too. */
 static inline uint64_t fa_page_frees(const fa_page_t *page)
 {
-    return page->placed - (uint64_t)(page->used - page->pinned);
+    return page->placed - (uint64_t)fa_page_count(page);
 }
 
 /* A segment: its header, its page descriptors, its pages. Invariants:

@@ -25,12 +25,14 @@ static void fork_prepare(void)
     if (_fa_mode)
         _fa_mode->fork_prepare();
     _fa_purge_fork_prepare();
+    _fa_mesh_before_fork();
     fa_mutex_lock(&_fa_global_lock);
 }
 
 static void fork_parent(void)
 {
     fa_mutex_unlock(&_fa_global_lock);
+    _fa_mesh_after_fork_parent();
     _fa_purge_fork_parent();
     if (_fa_mode)
         _fa_mode->fork_parent();
@@ -40,6 +42,7 @@ static void fork_child(void)
 {
     fa_mutex_reset(&_fa_global_lock);
     _fa_segments_fork_child();
+    _fa_mesh_after_fork_child();
     _fa_purge_after_fork();
     if (_fa_mode)
         _fa_mode->fork_child();
@@ -70,6 +73,7 @@ void _fa_process_init(void)
     options_read = _fa_options_init();
     _fa_list_secret = _fa_os_random() | (uintptr_t)1 << 63; /* free_list.h: why the top bit */
     _fa_secure_init();
+    _fa_mesh_init();
     _fa_thread_exit_init();
     start_lab_if_asked();
     if (options_read)
@@ -86,6 +90,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         start_lab_if_asked();
         /* Blocks allocated before we could read the options stay in default pages. */
         _fa_secure_init();
+        _fa_mesh_init();
         _fa_trace_start();
         if (_fa_secure || _fa_tracing)
             _fa_heap_abandon_mine();

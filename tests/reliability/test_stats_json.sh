@@ -1,7 +1,8 @@
 # FITALLOC_STATS=json: at exit, stderr holds exactly one JSON object (python3 json.load of the
 # whole of stderr) with the expected keys and consistent values, in both engines:
 #   fast engine: {"fitalloc": {pid, allocs, frees, bytes_in_use, large_*, reserved, committed,
-#     peak_committed, purged, segments, threads, abandoned, size_classes: [{block, allocs, frees,
+#     peak_committed, purged, segments, threads, abandoned, mesh_detached, mesh_saved,
+#     mesh_returned, mesh_merges, size_classes: [{block, allocs, frees,
 #     live}]}}: integers; pid is the program's; allocs = the size classes' + large_allocs (frees
 #     too); live = allocs - frees per class; at least the allocations the program made; the
 #     program's large blocks counted; two threads seen.
@@ -83,7 +84,8 @@ if mode == "fast":
     s = doc.get("fitalloc", {})
     keys = ["pid", "allocs", "frees", "bytes_in_use", "large_allocs", "large_frees",
             "large_in_use", "reserved", "committed", "peak_committed", "purged", "segments",
-            "threads", "abandoned", "size_classes"]
+            "threads", "abandoned", "mesh_detached", "mesh_saved", "mesh_returned",
+            "mesh_merges", "size_classes"]
     expect(list(s) == keys, f"keys {list(s)}, expected {keys}")
     for k in keys[:-1]:
         expect(is_int(s.get(k)), f"{k} = {s.get(k)!r} is not a count")

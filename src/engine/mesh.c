@@ -1,0 +1,483 @@
+/* Meshing (mesh.h): the mesher's pass, run by the purger, and the physical pages it shares.
+ *
+ * Frame k of every detached page of a class covers the same blocks (pages start on an OS page
+ * and hold the same class), so two such frames can share one physical page when no block is
+ * live in both. The pass takes, class by class and frame by frame, the frames (or groups of
+ * frames already sharing a page) that hold live bytes, and merges each into the first one
+ * before it, within a window, whose live blocks it does not overlap (first fit). A merge:
+ *   1. the barrier epoch turns odd, and every virtual frame of both sides turns read-only: a
+ *      thread writing into one faults, and our SIGSEGV handler (platform/fault.c) waits for
+ *      the epoch to change, then lets the write run again;
+ *   2. the first side's physical page is a page of the memory file (copied there through the
+ *      mesher's window onto the file if it was still private memory), and the second side's
+ *      live bytes are copied into it at their offsets;
+ *   3. each virtual frame of both sides is mapped onto that file page, read/write (the mapping
+ *      replaces the read-only one, and the private page it held goes back to the OS);
+ *   4. the epoch turns even again and the waiting threads wake.
+ * A merge saves one physical page. Frames of a detached page that hold no live byte go back to
+ * the OS without a merge (madvise), and come back as fresh zero pages when the page is used
+ * again. Only what is meshed lives in the file: programs that never mesh keep anonymous
+ * memory and pay nothing.
+ *
+ * Costs and limits: each merge is a few system calls (two mprotect per side, one mmap per
+ * frame mapped); each virtual frame mapped onto the file is a kernel mapping of its own (and
+ * splits its neighbour's), so the shared frames are kept below a quarter of vm.max_map_count;
+ * a pass makes at most FA_MESH_MERGES_PER_PASS merges.
+ *
+ * fork: the file is shared memory, which a child would share with its parent. Before fork
+ * (fork_prepare) every shared frame turns read-only and the file's pages are copied into a new
+ * file; the child maps its frames onto the copy, the parent lets its writes go on. The cost
+ * follows the meshed memory, not the heap. posix_spawn, vfork and system() share the parent's
+ * memory until exec and need nothing. */
+#include "engine/mesh.h"
+
+#include <string.h>
+
+#include "common/options.h"
+#include "platform/atomic.h"
+
+#define FA_MESH_FILE_SIZE ((size_t)64 << 30) /* sparse: pages exist once written */
+#define FA_MESH_MAX_MEMBERS 8
+#define FA_MESH_WINDOW 64 /* a frame looks for a partner among the next 64 */
+#define FA_MESH_MERGES_PER_PASS 2048
+#define FA_MESH_UNITS 4096 /* frames (or groups) looked at per class and frame index */
+#define FA_MESH_FRAME_SLOTS (FA_MESH_FRAME / FA_ALIGN + 1) /* most slots a frame touches */
+#define FA_MESH_MASK_WORDS ((FA_MESH_FRAME_SLOTS + 63) / 64)
+
+static int file = -1;
+static char *window;    /* the whole file, mapped for the mesher's copies */
+static size_t file_top; /* offsets below it have been handed out */
+static fa_mesh_group_t *groups_free;
+static fa_mesh_group_t *group_chunk; /* groups not handed out yet, and how many */
+static size_t group_chunk_left;
+static long shared_frames, shared_limit;
+static uint64_t next_pass;
+/* Odd while frames are write-protected for a merge or a fork: the fault handler waits on it. */
+static uint32_t barrier_epoch;
+
+/* ---- the write barrier ---- */
+
+static __thread uintptr_t last_fault_frame __attribute__((tls_model("initial-exec")));
+static __thread uint32_t last_fault_epoch __attribute__((tls_model("initial-exec")));
+
+/* In a signal handler: only atomic loads, the futex and this thread's own variables. Nothing
+ * but the barrier write-protects memory of small segments, so a write fault there is ours: it
+ * waits for the barrier, or, if the barrier was lifted before we looked, tries once more. A
+ * second fault on the same frame with no barrier in between is not ours after all. */
+static bool fault_retry(uintptr_t address)
+{
+    size_t chunk = address >> FA_SEG_SHIFT;
+    if (chunk >= FA_SEGMAP_SIZE)
+        return false;
+    fa_map_entry_t entry = fa_atomic_load_acquire(&_fa_segmap[chunk]);
+    if (!fa_map_is_segment(entry) ||
+        ((fa_segment_t *)(address & ~FA_SEG_MASK))->kind != FA_SEG_SMALL)
+        return false;
+    uintptr_t frame = address & ~(uintptr_t)(FA_MESH_FRAME - 1);
+    uint32_t epoch = fa_atomic_load_acquire(&barrier_epoch);
+    if (epoch & 1) {
+        _fa_os_futex_wait(&barrier_epoch, epoch, -1);
+    } else if (last_fault_frame == frame && last_fault_epoch == epoch) {
+        return false;
+    }
+    last_fault_frame = frame;
+    last_fault_epoch = epoch;
+    return true;
+}
+
+static void barrier_raise(void)
+{
+    /* Sequentially consistent before the first mprotect: a thread that faults sees it odd. */
+    fa_atomic_store_seq_cst(&barrier_epoch, barrier_epoch + 1);
+}
+
+static void barrier_lower(void)
+{
+    fa_atomic_store_seq_cst(&barrier_epoch, barrier_epoch + 1);
+    _fa_os_futex_wake(&barrier_epoch, 0x7fffffff);
+}
+
+/* ---- the memory file and its pages ---- */
+
+static bool file_ready(void)
+{
+    if (window)
+        return _fa_os_fault_hook(fault_retry);
+    if (!_fa_os_fault_hook(fault_retry))
+        return false;
+    file = _fa_os_shared_create(FA_MESH_FILE_SIZE);
+    if (file < 0)
+        return false;
+    window = _fa_os_shared_window(file, FA_MESH_FILE_SIZE);
+    if (!window) {
+        _fa_os_close(file);
+        file = -1;
+        return false;
+    }
+    /* Each shared frame may cost two kernel mappings; leave the program most of them. */
+    shared_limit = _fa_os_max_mappings() / 8;
+    return true;
+}
+
+/* A group with a page of the file of its own (a used one keeps its offset, punched). */
+static fa_mesh_group_t *group_new(void)
+{
+    fa_mesh_group_t *g = groups_free;
+    if (g) {
+        groups_free = g->next;
+    } else {
+        if (!group_chunk_left) {
+            size_t chunk = 64 << 10;
+            group_chunk = _fa_os_map_aligned(chunk, FA_OS_PAGE);
+            if (!group_chunk)
+                return NULL;
+            group_chunk_left = chunk / sizeof *group_chunk;
+        }
+        if (file_top >= FA_MESH_FILE_SIZE)
+            return NULL;
+        g = group_chunk++;
+        group_chunk_left--;
+        g->offset = file_top;
+        file_top += FA_MESH_FRAME;
+    }
+    g->members = 0;
+    g->first = NULL;
+    return g;
+}
+
+static void group_free(fa_mesh_group_t *g)
+{
+    _fa_os_shared_punch(file, g->offset, FA_MESH_FRAME);
+    g->next = groups_free;
+    groups_free = g;
+}
+
+static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
+{
+    if (!_fa_os_map_shared_at((void *)fa_mesh_frame_address(f), FA_MESH_FRAME, file, g->offset))
+        _fa_fatal("fitalloc: meshing could not map a page of its memory file at %p\n",
+                  (void *)fa_mesh_frame_address(f));
+    if (!f->group) {
+        f->rec->shared++;
+        shared_frames++;
+    }
+    f->group = g;
+    f->next = g->first;
+    g->first = f;
+    g->members++;
+}
+
+/* Every virtual frame of a unit (a private frame, or a group's members). */
+#define FOR_MEMBERS(m, unit)                                                                       \
+    for (fa_mesh_frame_t *m = (unit)->group ? (unit)->group->first : (unit); m;                    \
+         m = (unit)->group ? m->next : NULL)
+
+static void protect(fa_mesh_frame_t *unit, bool on)
+{
+    FOR_MEMBERS(m, unit)
+    if (!_fa_os_write_protect((void *)fa_mesh_frame_address(m), FA_MESH_FRAME, on))
+        _fa_fatal("fitalloc: meshing could not protect %p\n", (void *)fa_mesh_frame_address(m));
+}
+
+/* ---- which blocks are live in a frame ---- */
+
+/* The block slots frame k touches: [*first, *first + *count). */
+static void frame_slots(const fa_page_t *page, size_t k, size_t *first, size_t *count)
+{
+    size_t size = page->block_size;
+    size_t lo = k * FA_MESH_FRAME / size;
+    size_t hi = ((k + 1) * FA_MESH_FRAME - 1) / size;
+    if (hi >= page->capacity)
+        hi = page->capacity - 1;
+    *first = lo;
+    *count = hi >= lo && lo < page->capacity ? hi - lo + 1 : 0;
+}
+
+typedef struct {
+    fa_mesh_frame_t *unit;
+    uint64_t mask[FA_MESH_MASK_WORDS]; /* live slots, from the frame's first */
+    uint32_t members;
+    bool merged;
+} fa_mesh_unit_t;
+
+/* The live slots of a unit's frame: the union over its members. Whether any is live. */
+static bool unit_mask(fa_mesh_frame_t *unit, size_t first, size_t count, uint64_t *mask)
+{
+    bool any = false;
+    for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
+        mask[w] = 0;
+    FOR_MEMBERS(m, unit)
+    for (size_t i = 0; i < count; i++)
+        if (fa_mesh_live(m->rec, first + i)) {
+            mask[i / 64] |= (uint64_t)1 << (i % 64);
+            any = true;
+        }
+    return any;
+}
+
+static bool disjoint(const uint64_t *a, const uint64_t *b)
+{
+    for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
+        if (a[w] & b[w])
+            return false;
+    return true;
+}
+
+/* Copy the live bytes `mask` marks, from the frame at `from`, into the file page at `offset`. */
+static void copy_live(uintptr_t from, size_t offset, const fa_page_t *page, size_t k, size_t first,
+                      const uint64_t *mask, size_t count)
+{
+    size_t size = page->block_size, frame_start = k * FA_MESH_FRAME;
+    for (size_t i = 0; i < count;) {
+        if (!(mask[i / 64] >> (i % 64) & 1)) {
+            i++;
+            continue;
+        }
+        size_t run = i;
+        while (run < count && mask[run / 64] >> (run % 64) & 1)
+            run++;
+        /* Slots [i, run) from their first byte in the frame to their last. */
+        size_t begin = (first + i) * size, end = (first + run) * size;
+        if (begin < frame_start)
+            begin = frame_start;
+        if (end > frame_start + FA_MESH_FRAME)
+            end = frame_start + FA_MESH_FRAME;
+        memcpy(window + offset + (begin - frame_start), (const char *)from + (begin - frame_start),
+               end - begin);
+        i = run;
+    }
+}
+
+/* Put unit b's frame on a's physical page (or both on a new one). false: nothing changed. */
+static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, size_t count)
+{
+    if (!a->unit->group && b->unit->group) {
+        fa_mesh_unit_t *t = a;
+        a = b;
+        b = t;
+    }
+    fa_mesh_group_t *g = a->unit->group ? a->unit->group : group_new();
+    if (!g)
+        return false;
+    const fa_page_t *page = a->unit->rec->page;
+    /* Only what is copied must hold still: a group's page stays writable, as the bytes copied
+     * into it are not its members' live ones. */
+    barrier_raise();
+    if (!a->unit->group)
+        protect(a->unit, true);
+    protect(b->unit, true);
+    if (!a->unit->group) {
+        memcpy(window + g->offset, (const void *)fa_mesh_frame_address(a->unit), FA_MESH_FRAME);
+        map_onto(a->unit, g);
+    }
+    copy_live(fa_mesh_frame_address(b->unit), g->offset, page, k, first, b->mask, count);
+    fa_mesh_group_t *old = b->unit->group;
+    fa_mesh_frame_t *m = old ? old->first : b->unit;
+    while (m) {
+        fa_mesh_frame_t *next = old ? m->next : NULL;
+        if (old) { /* from its group to g */
+            m->group = NULL;
+            m->rec->shared--;
+            shared_frames--;
+        }
+        map_onto(m, g);
+        m = next;
+    }
+    barrier_lower();
+    if (old)
+        group_free(old);
+    a->unit = g->first;
+    a->members = g->members;
+    for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
+        a->mask[w] |= b->mask[w];
+    b->merged = true;
+    _fa_stats_commit(-(int64_t)FA_MESH_FRAME);
+    fa_count(mesh_saved, FA_MESH_FRAME);
+    fa_count(mesh_merges, 1);
+    return true;
+}
+
+void _fa_mesh_unmesh(fa_mesh_page_t *rec)
+{
+    for (size_t k = 0; k < FA_MESH_FRAMES && rec->shared; k++) {
+        fa_mesh_frame_t *f = &rec->frames[k];
+        fa_mesh_group_t *g = f->group;
+        if (!g)
+            continue;
+        /* The page has no live block: its frame needs no copy, only memory of its own. */
+        if (!_fa_os_map_fresh_at((void *)fa_mesh_frame_address(f), FA_MESH_FRAME))
+            _fa_fatal("fitalloc: meshing could not unmap %p\n", (void *)fa_mesh_frame_address(f));
+        fa_mesh_frame_t **link = &g->first;
+        while (*link != f)
+            link = &(*link)->next;
+        *link = f->next;
+        f->group = NULL;
+        f->next = NULL;
+        rec->shared--;
+        shared_frames--;
+        if (--g->members) {
+            /* The page it leaves still holds the others' blocks: one physical page less saved. */
+            _fa_stats_commit(FA_MESH_FRAME);
+            fa_count(mesh_saved, (uint64_t)-FA_MESH_FRAME);
+        } else {
+            group_free(g);
+        }
+    }
+}
+
+/* Frames of detached pages that hold no live byte go back to the OS (no merge needed). */
+static void return_empty_frames(fa_mesh_page_t *rec)
+{
+    fa_page_t *page = rec->page;
+    for (size_t k = 0; k < fa_mesh_frame_count(page); k++) {
+        fa_mesh_frame_t *f = &rec->frames[k];
+        size_t first, count;
+        uint64_t mask[FA_MESH_MASK_WORDS];
+        if (f->group || rec->returned >> k & 1)
+            continue;
+        frame_slots(page, k, &first, &count);
+        if (unit_mask(f, first, count, mask))
+            continue;
+        _fa_os_purge((void *)fa_mesh_frame_address(f), FA_MESH_FRAME);
+        rec->returned |= 1u << k;
+        _fa_stats_commit(-(int64_t)FA_MESH_FRAME);
+        fa_count(mesh_returned, FA_MESH_FRAME);
+    }
+}
+
+static fa_mesh_unit_t units[FA_MESH_UNITS];
+
+/* Mesh frame k of the detached pages of one class; returns the merges made. */
+static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
+{
+    size_t n = 0, first = 0, count = 0;
+    for (fa_mesh_page_t *rec = list; rec && n < FA_MESH_UNITS; rec = rec->next) {
+        fa_mesh_frame_t *f = &rec->frames[k];
+        if (k >= fa_mesh_frame_count(rec->page) || rec->returned >> k & 1 ||
+            (f->group && f->group->first != f))
+            continue;
+        frame_slots(rec->page, k, &first, &count);
+        fa_mesh_unit_t *u = &units[n];
+        u->unit = f;
+        u->members = f->group ? f->group->members : 1;
+        u->merged = false;
+        if (unit_mask(f, first, count, u->mask))
+            n++;
+    }
+    size_t merges = 0;
+    for (size_t i = 0; i < n && merges < budget; i++) {
+        fa_mesh_unit_t *a = &units[i];
+        for (size_t j = i + 1; j < n && j <= i + FA_MESH_WINDOW && merges < budget; j++) {
+            fa_mesh_unit_t *b = &units[j];
+            if (a->merged || b->merged || a->members + b->members > FA_MESH_MAX_MEMBERS ||
+                shared_frames + (long)b->members + 1 > shared_limit || !disjoint(a->mask, b->mask))
+                continue;
+            if (merge(a, b, k, first, count))
+                merges++;
+        }
+    }
+    return merges;
+}
+
+void _fa_mesh_pass(uint64_t now, bool force, long *next)
+{
+    if (!_fa_mesh_on)
+        return;
+    if (!force && now < next_pass) {
+        fa_purge_note_due(next, next_pass, now);
+        return;
+    }
+    fa_mutex_lock(&_fa_mesh_lock);
+    _fa_mesh_take_detached();
+    bool any = false;
+    for (size_t bin = 0; bin < FA_SMALL_BINS; bin++) {
+        for (fa_mesh_page_t *rec = _fa_mesh_pages[bin], *after; rec; rec = after) {
+            after = rec->next;
+            _fa_mesh_collect(rec);
+            if (rec->page->used == 0) {
+                _fa_mesh_release(rec);
+                continue;
+            }
+            return_empty_frames(rec);
+            any = true;
+        }
+    }
+    size_t budget = FA_MESH_MERGES_PER_PASS;
+    if (any && file_ready()) {
+        for (size_t bin = 0; bin < FA_SMALL_BINS && budget; bin++) {
+            fa_mesh_page_t *list = _fa_mesh_pages[bin];
+            if (!list || !list->next)
+                continue;
+            for (size_t k = 0; k < FA_MESH_FRAMES && budget; k++)
+                budget -= mesh_frames(list, k, budget);
+        }
+    }
+    fa_mutex_unlock(&_fa_mesh_lock);
+    /* A pass that used its whole budget has more to do: the next one comes at once. */
+    next_pass = budget ? now + (uint64_t)fa_option(mesh_period) : now + 1;
+    if (any)
+        fa_purge_note_due(next, next_pass, now);
+}
+
+/* ---- fork ---- */
+
+static int copy_file = -1; /* the file the child maps, made before the fork */
+static char *copy_window;
+
+/* Every group once: through its first member. */
+#define FOR_GROUPS(g)                                                                              \
+    for (size_t bin_ = 0; bin_ < FA_SMALL_BINS; bin_++)                                            \
+        for (fa_mesh_page_t *rec_ = _fa_mesh_pages[bin_]; rec_; rec_ = rec_->next)                 \
+            for (size_t k_ = 0; k_ < FA_MESH_FRAMES; k_++)                                         \
+                for (fa_mesh_group_t *g = rec_->frames[k_].group;                                  \
+                     g && g->first == &rec_->frames[k_]; g = NULL)
+
+void _fa_mesh_before_fork(void)
+{
+    _fa_mesh_fork_prepare();
+    if (!shared_frames)
+        return;
+    copy_file = _fa_os_shared_create(FA_MESH_FILE_SIZE);
+    copy_window = copy_file >= 0 ? _fa_os_shared_window(copy_file, FA_MESH_FILE_SIZE) : NULL;
+    if (!copy_window)
+        _fa_fatal("fitalloc: fork: no memory file for the child's meshed pages\n");
+    barrier_raise();
+    FOR_GROUPS(g)
+    {
+        protect(g->first, true);
+        memcpy(copy_window + g->offset, window + g->offset, FA_MESH_FRAME);
+    }
+}
+
+void _fa_mesh_after_fork_parent(void)
+{
+    if (copy_window) {
+        FOR_GROUPS(g)
+        protect(g->first, false);
+        barrier_lower();
+        _fa_os_unmap(copy_window, FA_MESH_FILE_SIZE);
+        _fa_os_close(copy_file);
+        copy_window = NULL;
+        copy_file = -1;
+    }
+    _fa_mesh_fork_parent();
+}
+
+void _fa_mesh_after_fork_child(void)
+{
+    if (copy_window) {
+        FOR_GROUPS(g)
+        for (fa_mesh_frame_t *m = g->first; m; m = m->next)
+            if (!_fa_os_map_shared_at((void *)fa_mesh_frame_address(m), FA_MESH_FRAME, copy_file,
+                                      g->offset))
+                _fa_fatal("fitalloc: fork: the child could not map its meshed pages\n");
+        _fa_os_unmap(window, FA_MESH_FILE_SIZE);
+        _fa_os_close(file);
+        window = copy_window;
+        file = copy_file;
+        copy_window = NULL;
+        copy_file = -1;
+        fa_atomic_store_relaxed(&barrier_epoch, barrier_epoch + 1);
+    }
+    _fa_mesh_fork_child();
+}
