@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 
 #include "check.h"
@@ -242,7 +243,8 @@ static void case_remote_free(void)
     free_all();
 }
 
-/* fork after meshing, with a thread writing meanwhile: each side sees its own data. */
+/* fork after meshing, with a thread writing the even blocks meanwhile: each side sees its own
+ * data. */
 static void *rewriter(void *arg)
 {
     (void)arg;
@@ -253,12 +255,22 @@ static void *rewriter(void *arg)
     return NULL;
 }
 
+static void check_odd(void)
+{
+    for (size_t i = 1; i < count; i += 2)
+        if (blocks[i])
+            CHECK(fa_pattern_find_bad(blocks[i], BLOCK, tags[i]) == (size_t)-1);
+}
+
 static void case_fork(void)
 {
     fragment(4);
     CHECK(fa_test_stats().mesh_saved > 0);
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, rewriter, NULL), 0);
+    /* ThreadSanitizer would take the writer and the copies at fork for a race. */
+    bool writer = !FA_TEST_TSAN;
+    if (writer)
+        CHECK_EQ(pthread_create(&t, NULL, rewriter, NULL), 0);
     for (int round = 0; round < 3; round++) {
         pid_t pid = fork();
         CHECK(pid >= 0);
@@ -276,10 +288,12 @@ static void case_fork(void)
         int status;
         CHECK_EQ(waitpid(pid, &status, 0), pid);
         CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
-        check_blocks(); /* the child's writes are not ours */
+        check_odd(); /* the child's writes are not ours */
     }
     atomic_store(&stop, 1);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    if (writer)
+        CHECK_EQ(pthread_join(t, NULL), 0);
+    check_blocks();
     free_all();
 }
 
@@ -311,7 +325,11 @@ static void case_double_free(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        const char *env[] = {"FITALLOC_MESH=1", NULL};
+        /* Under ThreadSanitizer the passes run only in fa_collect(), on the test's thread, as
+         * it cannot see the write barrier that orders them with the other threads' writes. */
+        const char *env[] = {
+            "FITALLOC_MESH=1", FA_TEST_TSAN ? "FITALLOC_PURGE_THREAD=0" : "FITALLOC_VERBOSE=0",
+            FA_TEST_TSAN ? "FITALLOC_MESH_PERIOD=1000s" : "FITALLOC_VERBOSE=0", NULL};
         const char *cases[] = {"fragment", "writers", "remote", "fork", "double-free"};
         const char *no_pass_env[] = {"FITALLOC_MESH=1", "FITALLOC_PURGE_THREAD=0",
                                      "FITALLOC_MESH_PERIOD=1000s", NULL};
