@@ -21,7 +21,7 @@
  *
  * Costs and limits: each merge is a few system calls (two mprotect per side, one mmap per
  * frame mapped); each virtual frame mapped onto the file is a kernel mapping of its own (and
- * splits its neighbour's), so the shared frames are kept below a quarter of vm.max_map_count;
+ * splits its neighbour's), so the shared frames are kept below half of vm.max_map_count;
  * a pass makes at most FA_MESH_MERGES_PER_PASS merges.
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
@@ -114,8 +114,9 @@ static bool file_ready(void)
         file = -1;
         return false;
     }
-    /* Each shared frame may cost two kernel mappings; leave the program most of them. */
-    shared_limit = _fa_os_max_mappings() / 8;
+    /* A shared frame is a kernel mapping of its own (and splits its private neighbours': 1.1
+     * mappings a frame, measured): half of vm.max_map_count at most, half left to the program. */
+    shared_limit = _fa_os_max_mappings() / 2;
     return true;
 }
 

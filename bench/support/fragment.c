@@ -1,0 +1,64 @@
+/* fragment: the heap whose blocks die at random, as issue "meshing" measures it. Allocates N
+ * 64-byte blocks (default 2,000,000), each filled with its own byte, frees a random 90 % of
+ * them, then prints the process's RSS every 200 ms for 2 s, and checks that every live block
+ * kept its bytes (exit 1 if not). The live bytes are the blocks left plus the pointer array.
+ *
+ *   cc -O2 bench/support/fragment.c -o fragment
+ *   FITALLOC_MESH=1 LD_PRELOAD=build/libfitalloc.so ./fragment      (and without FITALLOC_MESH)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static long rss_mib(void)
+{
+    long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld %ld", &size, &resident) != 2)
+        exit(2);
+    fclose(f);
+    return resident * 4096 >> 20;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 2000000, size = 64, live = 0;
+    unsigned char **p = malloc(n * sizeof *p);
+    if (!p)
+        return 2;
+    for (size_t i = 0; i < n; i++) {
+        p[i] = malloc(size);
+        if (!p[i])
+            return 2;
+        memset(p[i], (int)(i & 0xff), size);
+    }
+    printf("allocated: rss %ld MiB\n", rss_mib());
+    srand(1);
+    for (size_t i = 0; i < n; i++) {
+        if (rand() % 10) {
+            free(p[i]);
+            p[i] = NULL;
+        } else {
+            live++;
+        }
+    }
+    printf("freed 90 %%: rss %ld MiB, live %zu MiB (%zu blocks) + array %zu MiB\n", rss_mib(),
+           live * size >> 20, live, n * sizeof *p >> 20);
+    struct timespec tick = {0, 200 * 1000 * 1000};
+    for (int t = 1; t <= 10; t++) {
+        nanosleep(&tick, NULL);
+        printf("%.1f s: rss %ld MiB\n", t * 0.2, rss_mib());
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; p[i] && j < size; j++)
+            if (p[i][j] != (unsigned char)(i & 0xff)) {
+                printf("block %zu lost its data\n", i);
+                return 1;
+            }
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+    free(p);
+    return 0;
+}
