@@ -1,7 +1,9 @@
 /* fragment: the heap whose blocks die at random, as issue "meshing" measures it. Allocates N
  * 64-byte blocks (default 2,000,000), each filled with its own byte, frees a random 90 % of
- * them, then prints the process's RSS every 200 ms for 2 s, and checks that every live block
- * kept its bytes (exit 1 if not). The live bytes are the blocks left plus the pointer array.
+ * them, then prints the process's RSS and PSS every 200 ms for 2 s, checks that every live block
+ * kept its bytes (exit 1 if not), and prints them again. The live bytes are the blocks left plus
+ * the pointer array. PSS is the memory to go by: a physical page mapped at two addresses of the
+ * process (a meshed page, once both are touched) counts twice in RSS, once in PSS.
  *
  *   cc -O2 bench/support/fragment.c -o fragment
  *   FITALLOC_MESH=1 LD_PRELOAD=build/libfitalloc.so ./fragment      (and without FITALLOC_MESH)
@@ -20,6 +22,19 @@ static long rss_mib(void)
         exit(2);
     fclose(f);
     return resident * 4096 >> 20;
+}
+
+static long pss_mib(void)
+{
+    char line[256];
+    long kib = -1;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Pss: %ld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib < 0 ? -1 : kib >> 10;
 }
 
 int main(int argc, char **argv)
@@ -44,12 +59,12 @@ int main(int argc, char **argv)
             live++;
         }
     }
-    printf("freed 90 %%: rss %ld MiB, live %zu MiB (%zu blocks) + array %zu MiB\n", rss_mib(),
-           live * size >> 20, live, n * sizeof *p >> 20);
+    printf("freed 90 %%: rss %ld MiB, pss %ld MiB, live %zu MiB (%zu blocks) + array %zu MiB\n",
+           rss_mib(), pss_mib(), live * size >> 20, live, n * sizeof *p >> 20);
     struct timespec tick = {0, 200 * 1000 * 1000};
     for (int t = 1; t <= 10; t++) {
         nanosleep(&tick, NULL);
-        printf("%.1f s: rss %ld MiB\n", t * 0.2, rss_mib());
+        printf("%.1f s: rss %ld MiB, pss %ld MiB\n", t * 0.2, rss_mib(), pss_mib());
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; p[i] && j < size; j++)
@@ -57,6 +72,7 @@ int main(int argc, char **argv)
                 printf("block %zu lost its data\n", i);
                 return 1;
             }
+    printf("every live block read: rss %ld MiB, pss %ld MiB\n", rss_mib(), pss_mib());
     for (size_t i = 0; i < n; i++)
         free(p[i]);
     free(p);

@@ -37,8 +37,8 @@
 #include "platform/atomic.h"
 
 #define FA_MESH_FILE_SIZE ((size_t)64 << 30) /* sparse: pages exist once written */
-#define FA_MESH_MAX_MEMBERS 8
-#define FA_MESH_WINDOW 64 /* a frame looks for a partner among the next 64 */
+#define FA_MESH_MAX_MEMBERS 16
+#define FA_MESH_WINDOW 256 /* a frame looks for a partner among the next 256 */
 #define FA_MESH_MERGES_PER_PASS 2048
 #define FA_MESH_UNITS 4096 /* frames (or groups) looked at per class and frame index */
 #define FA_MESH_FRAME_SLOTS (FA_MESH_FRAME / FA_ALIGN + 1) /* most slots a frame touches */
