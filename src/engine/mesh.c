@@ -52,8 +52,10 @@ static fa_mesh_group_t *group_chunk; /* groups not handed out yet, and how many 
 static size_t group_chunk_left;
 static long shared_frames, shared_limit;
 static uint64_t next_pass;
-/* Odd while frames are write-protected for a merge or a fork: the fault handler waits on it. */
+/* Odd while frames are write-protected for a merge or a fork: the fault handler waits on it;
+ * the threads waiting, so that lowering the barrier calls the kernel only for them. */
 static uint32_t barrier_epoch;
+static uint32_t barrier_waiters;
 
 /* ---- the write barrier ---- */
 
@@ -76,7 +78,12 @@ static bool fault_retry(uintptr_t address)
     uintptr_t frame = address & ~(uintptr_t)(FA_MESH_FRAME - 1);
     uint32_t epoch = fa_atomic_load_acquire(&barrier_epoch);
     if (epoch & 1) {
+        /* Counted before the epoch is read again by the futex: a lowering that misses the
+         * count has already changed the epoch, and the wait returns at once. */
+        fa_atomic_add_relaxed(&barrier_waiters, 1);
+        fa_atomic_fence_seq_cst();
         _fa_os_futex_wait(&barrier_epoch, epoch, -1);
+        fa_atomic_sub_relaxed(&barrier_waiters, 1);
     } else if (last_fault_frame == frame && last_fault_epoch == epoch) {
         return false;
     }
@@ -94,7 +101,8 @@ static void barrier_raise(void)
 static void barrier_lower(void)
 {
     fa_atomic_store_seq_cst(&barrier_epoch, barrier_epoch + 1);
-    _fa_os_futex_wake(&barrier_epoch, 0x7fffffff);
+    if (fa_atomic_load_seq_cst(&barrier_waiters))
+        _fa_os_futex_wake(&barrier_epoch, 0x7fffffff);
 }
 
 /* ---- the memory file and its pages ---- */
@@ -176,8 +184,10 @@ static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
 static void protect(fa_mesh_frame_t *unit, bool on)
 {
     FOR_MEMBERS(m, unit)
-    if (!_fa_os_write_protect((void *)fa_mesh_frame_address(m), FA_MESH_FRAME, on))
-        _fa_fatal("fitalloc: meshing could not protect %p\n", (void *)fa_mesh_frame_address(m));
+    {
+        if (!_fa_os_write_protect((void *)fa_mesh_frame_address(m), FA_MESH_FRAME, on))
+            _fa_fatal("fitalloc: meshing could not protect %p\n", (void *)fa_mesh_frame_address(m));
+    }
 }
 
 /* ---- which blocks are live in a frame ---- */

@@ -35,6 +35,9 @@
 #define fa_atomic_sub_relaxed(p, d) __atomic_sub_fetch((p), (d), __ATOMIC_RELAXED)
 #define fa_atomic_fetch_add_relaxed(p, d) __atomic_fetch_add((p), (d), __ATOMIC_RELAXED)
 
+/* A full fence, for the store-then-load patterns that need one (Dekker style). */
+#define fa_atomic_fence_seq_cst() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+
 #define fa_atomic_cas_relaxed(p, e, d)                                                             \
     __atomic_compare_exchange_n((p), (e), (d), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
 #define fa_atomic_cas_acquire(p, e, d)                                                             \

@@ -25,14 +25,16 @@ static void fork_prepare(void)
     if (_fa_mode)
         _fa_mode->fork_prepare();
     _fa_purge_fork_prepare();
-    _fa_mesh_before_fork();
     fa_mutex_lock(&_fa_global_lock);
+    /* Last: it write-protects meshed pages, and a thread that faults on one waits, maybe
+     * holding a lock taken above. */
+    _fa_mesh_before_fork();
 }
 
 static void fork_parent(void)
 {
-    fa_mutex_unlock(&_fa_global_lock);
     _fa_mesh_after_fork_parent();
+    fa_mutex_unlock(&_fa_global_lock);
     _fa_purge_fork_parent();
     if (_fa_mode)
         _fa_mode->fork_parent();
