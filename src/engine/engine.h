@@ -243,7 +243,10 @@ bool _fa_mesh_detach(fa_page_t *page);
  * heap's hands (not queued yet); NULL if none (or the mesher is busy). */
 fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin);
 void _fa_mesh_pass(uint64_t now, bool force, long *next); /* from the purger */
-void _fa_mesh_fork_prepare(void);                         /* its locks */
+/* Release the detached pages that frees have emptied since the last pass, now (a malloc that
+ * would fail otherwise): whether any was. */
+bool _fa_mesh_reclaim(void);
+void _fa_mesh_fork_prepare(void); /* its locks */
 void _fa_mesh_fork_parent(void);
 void _fa_mesh_fork_child(void);
 void _fa_mesh_before_fork(void); /* the locks, and the child's copy of the meshed pages */

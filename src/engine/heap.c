@@ -363,6 +363,9 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
     }
     if (!page)
         page = _fa_segment_new_page(heap, bin);
+    /* Out of memory: pages given to the mesher may have been emptied since its last pass. */
+    if (!page && _fa_mesh_reclaim())
+        return _fa_heap_find_page(heap, bin);
     if (!page)
         return NULL;
     _fa_page_extend(page);

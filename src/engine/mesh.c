@@ -218,11 +218,13 @@ static bool unit_mask(fa_mesh_frame_t *unit, size_t first, size_t count, uint64_
     for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
         mask[w] = 0;
     FOR_MEMBERS(m, unit)
-    for (size_t i = 0; i < count; i++)
-        if (fa_mesh_live(m->rec, first + i)) {
-            mask[i / 64] |= (uint64_t)1 << (i % 64);
-            any = true;
-        }
+    {
+        for (size_t i = 0; i < count; i++)
+            if (fa_mesh_live(m->rec, first + i)) {
+                mask[i / 64] |= (uint64_t)1 << (i % 64);
+                any = true;
+            }
+    }
     return any;
 }
 
@@ -390,6 +392,41 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
     return merges;
 }
 
+/* Under _fa_mesh_lock: the frees made into detached pages; the pages they emptied released
+ * (counted), and with `give_back` the frames without a live byte of the others. *any: whether
+ * pages stay detached. */
+static size_t collect_all(bool give_back, bool *any)
+{
+    size_t released = 0;
+    _fa_mesh_take_detached();
+    for (size_t bin = 0; bin < FA_SMALL_BINS; bin++) {
+        for (fa_mesh_page_t *rec = _fa_mesh_pages[bin], *after; rec; rec = after) {
+            after = rec->next;
+            _fa_mesh_collect(rec);
+            if (rec->page->used == 0) {
+                _fa_mesh_release(rec);
+                released++;
+                continue;
+            }
+            if (give_back)
+                return_empty_frames(rec);
+            *any = true;
+        }
+    }
+    return released;
+}
+
+bool _fa_mesh_reclaim(void)
+{
+    if (!_fa_mesh_on)
+        return false;
+    bool any = false;
+    fa_mutex_lock(&_fa_mesh_lock);
+    size_t released = collect_all(false, &any);
+    fa_mutex_unlock(&_fa_mesh_lock);
+    return released > 0;
+}
+
 void _fa_mesh_pass(uint64_t now, bool force, long *next)
 {
     if (!_fa_mesh_on)
@@ -399,20 +436,8 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
         return;
     }
     fa_mutex_lock(&_fa_mesh_lock);
-    _fa_mesh_take_detached();
     bool any = false;
-    for (size_t bin = 0; bin < FA_SMALL_BINS; bin++) {
-        for (fa_mesh_page_t *rec = _fa_mesh_pages[bin], *after; rec; rec = after) {
-            after = rec->next;
-            _fa_mesh_collect(rec);
-            if (rec->page->used == 0) {
-                _fa_mesh_release(rec);
-                continue;
-            }
-            return_empty_frames(rec);
-            any = true;
-        }
-    }
+    collect_all(true, &any);
     size_t budget = FA_MESH_MERGES_PER_PASS;
     if (any && file_ready()) {
         for (size_t bin = 0; bin < FA_SMALL_BINS && budget; bin++) {
