@@ -86,8 +86,11 @@ typedef void (*fa_heap_visit_fn)(const struct fa_heap_area *area, void *arg);
  * NULL. A block the program holds lies in exactly one area: start <= p < start + size.
  *
  * What is exact: with no other thread allocating or freeing, everything. Then the sum of
- * used * block_size over pages plus the large blocks' sizes is fa_stats.bytes_in_use (a block
- * another thread freed counts as free at once, before its page's owner takes it back).
+ * used * block_size over pages plus the large blocks' sizes is fa_stats.bytes_in_use, except
+ * that a page's `used` still counts blocks other threads freed into it that its owner has not
+ * taken back yet (fa_stats subtracts those in-flight frees; the visit cannot tell which page
+ * they are in). With FITALLOC_MESH=1 the same holds for any thread's frees into a page given to
+ * the mesher, until its next pass (fa_collect() runs one).
  * What is a snapshot: the pages of other running threads change under the visit without a
  * lock (their `used` is read as it is at that moment; a page set up or given back meanwhile may
  * be missed or reported once more), like the counters of fa_stats_get. Large blocks are listed

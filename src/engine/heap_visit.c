@@ -31,15 +31,13 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
         const fa_heap_t *heap = fa_owner_heap(owner);
         size_t used = fa_page_count(page), block_size = page->block_size;
         size_t capacity = page->reserved;
-        /* The blocks on `free` are not live, nor those freed by other threads that the owner
-         * (or the mesher) has not taken back yet. */
-        size_t not_live =
-            fa_page_free_length(page) + fa_xfree_count(fa_atomic_load_relaxed(&page->xfree));
-        used = used >= not_live ? used - not_live : 0;
         /* A page without an owner and without a block in use is being set up or given back
-         * (an abandoned or detached page goes once its last block is taken back). */
+         * right now (an abandoned page keeps at least one block, or it is released). */
         if ((!heap && used == 0) || block_size == 0)
             continue;
+        /* The blocks on `free` are not live. */
+        size_t not_live = fa_page_free_length(page);
+        used = used >= not_live ? used - not_live : 0;
         struct fa_heap_area area = {
             .kind = FA_AREA_PAGE,
             .mine = heap == v->mine,
