@@ -45,8 +45,17 @@
 #define FA_MESH_MASK_WORDS ((FA_MESH_FRAME_SLOTS + 63) / 64)
 
 static int file = -1;
-static char *window;    /* the whole file, mapped for the mesher's copies */
-static size_t file_top; /* offsets below it have been handed out */
+static char *window; /* the whole file, mapped for the mesher's copies */
+/* The file is handed out in regions of a page's size: a group that frame k of a page starts
+ * takes page k of that page's region, so that neighbouring frames meshed together map
+ * neighbouring pages of the file and the kernel keeps them in one mapping. A region is used
+ * while its page is detached or a group lives in it (region_users); then it is free. */
+#define FA_MESH_REGION ((size_t)1 << FA_SMALL_PAGE_SHIFT)
+#define FA_MESH_REGIONS (FA_MESH_FILE_SIZE / FA_MESH_REGION)
+static size_t file_top; /* regions below it have been handed out */
+static uint16_t *region_users;
+static uint32_t *region_next; /* the free regions' list (+1: 0 ends it) */
+static uint32_t regions_free;
 static fa_mesh_group_t *groups_free;
 static fa_mesh_group_t *group_chunk; /* groups not handed out yet, and how many */
 static size_t group_chunk_left;
@@ -113,6 +122,10 @@ static bool file_ready(void)
         return _fa_os_fault_hook(fault_retry);
     if (!_fa_os_fault_hook(fault_retry))
         return false;
+    region_users = _fa_os_map_aligned(FA_MESH_REGIONS * sizeof *region_users, FA_OS_PAGE);
+    region_next = _fa_os_map_aligned(FA_MESH_REGIONS * sizeof *region_next, FA_OS_PAGE);
+    if (!region_users || !region_next)
+        return false;
     file = _fa_os_shared_create(FA_MESH_FILE_SIZE);
     if (file < 0)
         return false;
@@ -128,9 +141,31 @@ static bool file_ready(void)
     return true;
 }
 
-/* A group with a page of the file of its own (a used one keeps its offset, punched). */
-static fa_mesh_group_t *group_new(void)
+static void region_release(size_t region)
 {
+    size_t r = region / FA_MESH_REGION;
+    if (--region_users[r] == 0) {
+        region_next[r] = regions_free;
+        regions_free = (uint32_t)r + 1;
+    }
+}
+
+/* A group for frame k of rec (its first member), in rec's region. */
+static fa_mesh_group_t *group_new(fa_mesh_page_t *rec, size_t k)
+{
+    if (rec->region == FA_MESH_NO_REGION) {
+        size_t r;
+        if (regions_free) {
+            r = regions_free - 1;
+            regions_free = region_next[r];
+        } else if (file_top < FA_MESH_REGIONS) {
+            r = file_top++;
+        } else {
+            return NULL;
+        }
+        rec->region = r * FA_MESH_REGION;
+        region_users[r] = 1;
+    }
     fa_mesh_group_t *g = groups_free;
     if (g) {
         groups_free = g->next;
@@ -142,13 +177,11 @@ static fa_mesh_group_t *group_new(void)
                 return NULL;
             group_chunk_left = chunk / sizeof *group_chunk;
         }
-        if (file_top >= FA_MESH_FILE_SIZE)
-            return NULL;
         g = group_chunk++;
         group_chunk_left--;
-        g->offset = file_top;
-        file_top += FA_MESH_FRAME;
     }
+    g->offset = rec->region + k * FA_MESH_FRAME;
+    region_users[rec->region / FA_MESH_REGION]++;
     g->members = 0;
     g->first = NULL;
     return g;
@@ -157,6 +190,7 @@ static fa_mesh_group_t *group_new(void)
 static void group_free(fa_mesh_group_t *g)
 {
     _fa_os_shared_punch(file, g->offset, FA_MESH_FRAME);
+    region_release(g->offset);
     g->next = groups_free;
     groups_free = g;
 }
@@ -269,7 +303,7 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         a = b;
         b = t;
     }
-    fa_mesh_group_t *g = a->unit->group ? a->unit->group : group_new();
+    fa_mesh_group_t *g = a->unit->group ? a->unit->group : group_new(a->unit->rec, k);
     if (!g)
         return false;
     const fa_page_t *page = a->unit->rec->page;
@@ -312,6 +346,10 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
 
 void _fa_mesh_unmesh(fa_mesh_page_t *rec)
 {
+    if (rec->region != FA_MESH_NO_REGION) {
+        region_release(rec->region);
+        rec->region = FA_MESH_NO_REGION;
+    }
     for (size_t k = 0; k < FA_MESH_FRAMES && rec->shared; k++) {
         fa_mesh_frame_t *f = &rec->frames[k];
         fa_mesh_group_t *g = f->group;

@@ -30,6 +30,7 @@
 #define FA_MESH_FRAME FA_OS_PAGE
 #define FA_MESH_FRAMES (((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_MESH_FRAME)
 #define FA_MESH_SLOTS (((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN)
+#define FA_MESH_NO_REGION SIZE_MAX
 
 struct fa_mesh_group_s;
 
@@ -55,6 +56,9 @@ typedef struct fa_mesh_page_s {
     struct fa_mesh_page_s *prev;
     uint32_t shared;   /* frames in a group */
     uint32_t returned; /* bit k: frame k held no live byte and went back to the OS */
+    /* The page's region of the memory file (mesh.c), where the groups its frames start go,
+     * frame k at region + k pages; FA_MESH_NO_REGION until its first. */
+    size_t region;
     fa_mesh_frame_t frames[FA_MESH_FRAMES];
     uint64_t live[FA_MESH_SLOTS / 64]; /* bit i: block i is in use */
 } fa_mesh_page_t;
@@ -90,7 +94,8 @@ extern fa_mesh_page_t *_fa_mesh_pages[FA_SMALL_BINS];
 void _fa_mesh_take_detached(void); /* pages detached since the last look join their lists */
 void _fa_mesh_collect(fa_mesh_page_t *rec);
 void _fa_mesh_release(fa_mesh_page_t *rec);
-/* mesh.c, for mesh_page.c: a page's frames back to private memory (its last block freed). */
+/* mesh.c, for mesh_page.c: a page's frames back to private memory (its last block freed), and
+ * its region of the memory file let go. */
 void _fa_mesh_unmesh(fa_mesh_page_t *rec);
 
 #endif

@@ -97,6 +97,7 @@ bool _fa_mesh_detach(fa_page_t *page)
     page->local = FA_LIST_END;
     rec->page = page;
     rec->shared = rec->returned = 0;
+    rec->region = FA_MESH_NO_REGION;
     for (size_t k = 0; k < FA_MESH_FRAMES; k++)
         rec->frames[k] = (fa_mesh_frame_t){.rec = rec, .index = (uint32_t)k};
     /* The record before the owner word: a free that sees the word reads the record. */
@@ -177,8 +178,7 @@ void _fa_mesh_release(fa_mesh_page_t *rec)
 {
     fa_page_t *page = rec->page;
     FA_ASSERT(page->used == 0);
-    if (rec->shared)
-        _fa_mesh_unmesh(rec);
+    _fa_mesh_unmesh(rec);
     frames_back(rec);
     list_remove(rec);
     fa_atomic_store_release(&page->mesh, NULL);
@@ -213,6 +213,7 @@ fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin)
         fa_mutex_unlock(&_fa_mesh_lock);
         return NULL;
     }
+    FA_ASSERT(rec->region == FA_MESH_NO_REGION); /* no frame of it was ever shared */
     frames_back(rec);
     list_remove(rec);
     fa_mutex_unlock(&_fa_mesh_lock);
