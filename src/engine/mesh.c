@@ -245,21 +245,36 @@ typedef struct {
     bool merged;
 } fa_mesh_unit_t;
 
+/* Bits [first, first + count) of a page's live bitmap, from bit 0 of mask on: whole words
+ * shifted into place rather than bit by bit (the pass reads every frame of every detached page). */
+static void live_bits(const fa_mesh_page_t *rec, size_t first, size_t count, uint64_t *mask)
+{
+    size_t shift = first % 64, word = first / 64;
+    for (size_t w = 0; w * 64 < count; w++) {
+        uint64_t lo = fa_atomic_load_relaxed(&rec->live[word + w]) >> shift;
+        uint64_t hi = shift && word + w + 1 < FA_MESH_SLOTS / 64
+                          ? fa_atomic_load_relaxed(&rec->live[word + w + 1]) << (64 - shift)
+                          : 0;
+        uint64_t bits = lo | hi;
+        if (count - w * 64 < 64)
+            bits &= ((uint64_t)1 << (count - w * 64)) - 1;
+        mask[w] |= bits;
+    }
+}
+
 /* The live slots of a unit's frame: the union over its members. Whether any is live. */
 static bool unit_mask(fa_mesh_frame_t *unit, size_t first, size_t count, uint64_t *mask)
 {
-    bool any = false;
     for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
         mask[w] = 0;
     FOR_MEMBERS(m, unit)
     {
-        for (size_t i = 0; i < count; i++)
-            if (fa_mesh_live(m->rec, first + i)) {
-                mask[i / 64] |= (uint64_t)1 << (i % 64);
-                any = true;
-            }
+        live_bits(m->rec, first, count, mask);
     }
-    return any;
+    uint64_t any = 0;
+    for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
+        any |= mask[w];
+    return any != 0;
 }
 
 static bool disjoint(const uint64_t *a, const uint64_t *b)
