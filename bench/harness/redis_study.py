@@ -72,9 +72,12 @@ def locate() -> tuple[Tools | None, str | None]:
         pkg = "redis-server" if not server else "redis-tools"
         return None, (f"Redis study skipped: {what} not found (Debian: apt-get install "
                       f"redis-server redis-tools; {pkg} provides it)")
-    res = subprocess.run(["ldd", server], capture_output=True, text=True)
-    m = re.search(r"^\s*libc\.so\.6 => (\S+)", res.stdout, re.M)
-    libc = m.group(1) if m else ""
+    try:
+        res = subprocess.run(["ldd", server], capture_output=True, text=True, timeout=30)
+        m = re.search(r"^\s*libc\.so\.6 => (\S+)", res.stdout, re.M)
+    except (OSError, subprocess.TimeoutExpired):
+        m = None
+    libc = m.group(1) if m else ""  # glibc's row is then '-', with the reason
     return Tools(server, cli, libc), None
 
 
