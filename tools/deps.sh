@@ -5,10 +5,12 @@
 # test   what tools/test.sh needs (compilers, cmake, sanitizer runtimes, clang-format, valgrind,
 #        clang with libFuzzer (libclang-rt-14-dev) for the fuzz tests, Python with matplotlib for
 #        the bench harness test, the peers for the override tests, z3 for the smt workload
-#        the workloads test runs, the aarch64 cross compiler and qemu-user for the aarch64 stage)
+#        the workloads test runs, redis-server and redis-tools for the Redis study's test, the
+#        aarch64 cross compiler and qemu-user for the aarch64 stage)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib,
 #        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, sqlite3 for the replay
-#        study and z3 for the smt case of -w issue12; the bench runs without them)
+#        study, redis-server and redis-tools for the Redis study and z3 for the smt case of
+#        -w issue12; the bench runs without them)
 #
 # Without --if-missing: apt-get update and install them all (CI). With --if-missing: install
 # only when some are missing, and only if we are root or have password-less sudo; otherwise
@@ -22,13 +24,13 @@ case "${1:-}" in
 test)
     needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file
         libasan8 libubsan1 libtsan2 clang-format clang-14 libclang-rt-14-dev valgrind python3
-        python3-matplotlib "${peers[@]}" z3 gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
-        qemu-user-binfmt)
+        python3-matplotlib "${peers[@]}" z3 redis-server redis-tools gcc-aarch64-linux-gnu
+        g++-aarch64-linux-gnu qemu-user qemu-user-binfmt)
     wanted=()
     ;;
 bench)
     needed=("${build[@]}" python3 time)
-    wanted=(python3-matplotlib "${peers[@]}" sqlite3 z3)
+    wanted=(python3-matplotlib "${peers[@]}" sqlite3 redis-server redis-tools z3)
     ;;
 *)
     echo "usage: bash tools/deps.sh test|bench [--if-missing]" >&2

@@ -13,7 +13,8 @@ import tempfile
 import time
 
 from . import allocators as al
-from . import pathologies, plots, replay_study, report, results, studies, study_programs
+from . import pathologies, plots, redis_study, replay_study, report, results, studies
+from . import study_programs
 from . import study_report, summary, table
 from .build import BuildError, build
 from .paths import DEFAULT_BUILD_DIR, DEFAULT_FITALLOC
@@ -87,6 +88,18 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Arg
     ap.add_argument("--replay", default=None, metavar="PATH",
                     help="fitalloc-replay for the study (default: beside --fitalloc, built "
                          "there first when it is a CMake build folder)")
+    ap.add_argument("--redis", action="store_true",
+                    help="run the Redis study (Mesh's LRU experiment, docs/bench.md) at the "
+                         "paper's size with the bench's repetitions, even with -w (default: "
+                         f"at scale {redis_study.SHORT_SCALE:g}, one repetition, with the "
+                         "default suite and --results)")
+    ap.add_argument("--no-redis", action="store_true", help="do not run the Redis study")
+    ap.add_argument("--redis-scale", type=float, default=None, metavar="X",
+                    help="scale of the Redis study's keys and maxmemory (1: 700,000 + "
+                         "170,000 keys, 100 MB; implies --redis)")
+    ap.add_argument("--redis-reps", type=int, default=None, metavar="N",
+                    help="repetitions of the Redis study (default: -r with --redis, 1 in the "
+                         "default suite)")
     ap.add_argument("--list-allocs", action="store_true",
                     help="print 'name<TAB>preload' for each peer found ('-' for glibc) and exit")
     return ap.parse_args(argv), ap
@@ -186,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(e))
     if args.study_scale is not None and not args.study_scale > 0:
         ap.error("--study-scale needs a positive number")
+    if args.redis_scale is not None and not args.redis_scale > 0:
+        ap.error("--redis-scale needs a positive number")
+    if args.redis_reps is not None and args.redis_reps < 1:
+        ap.error("--redis-reps must be >= 1")
     build_dir = os.path.abspath(args.build_dir)
     timeout = args.timeout or TIMEOUTS[args.size]
     notes: list[str] = []
@@ -286,6 +303,15 @@ def main(argv: list[str] | None = None) -> int:
     if study_skipped:
         log(study_skipped)
         notes.append(study_skipped)
+    redis_tools, redis_skipped = None, redis_off_reason(args)
+    redis_wanted = redis_skipped is None
+    redis_failed: list[str] = []
+    if redis_wanted:
+        redis_tools, redis_skipped = redis_study.locate()
+    if redis_skipped:
+        log(redis_skipped)
+        if redis_wanted:
+            notes.append(redis_skipped)
 
     slots = plan(case_list, allocs_of, args.reps)
     log(f"{len(slots)} runs: {len(case_list)} cases, size {args.size}, {args.reps} reps")
@@ -363,6 +389,13 @@ def main(argv: list[str] | None = None) -> int:
                     notes.append(f"replay study: {e['name']} not studied: {e['note']}")
             study_failed = replay_study.failures(study_doc)
             print("\n".join(study_report.terminal_lines(study_doc)))
+        redis_doc = None
+        if redis_tools is not None:  # after the timed runs, as the replay study
+            scale, reps = redis_settings(args)
+            redis_doc = redis_study.run(out_dir, redis_tools, redis_study.study_allocators(usable),
+                                        scale, reps, not args.no_plots, log)
+            redis_failed = redis_study.failures(redis_doc)
+            print("\n".join(redis_study.terminal_lines(redis_doc)))
         study_tables = studies.tables(cells, names_of)
         made, plot_notes = ([], ["--no-plots"]) if args.no_plots else plots.make_all(
             os.path.join(out_dir, "plots"), cells, case_ids, [a.name for a in usable], names_of,
@@ -370,12 +403,16 @@ def main(argv: list[str] | None = None) -> int:
         report.write(os.path.join(out_dir, "report.md"), meta, overall_lines, table_lines, made,
                      plot_notes, study_tables, runs,
                      study_report.section(study_doc, study_skipped) if study_wanted else None,
-                     study_failed)
+                     study_failed,
+                     redis_study.section(redis_doc, redis_skipped) if redis_wanted else None,
+                     redis_failed)
         print(f"\nresults: {out_dir}/ (report.md, runs.csv, figures.csv, runs.json, "
               f"summary.json, plots/: {len(made)} PNG)")
     for f in study_failed:
         print(f"replay study FAILED: {f}")
-    return 1 if failed or study_failed else 0
+    for f in redis_failed:
+        print(f"Redis study FAILED: {f}")
+    return 1 if failed or study_failed or redis_failed else 0
 
 
 def study_off_reason(args: argparse.Namespace) -> str | None:
@@ -388,3 +425,24 @@ def study_off_reason(args: argparse.Namespace) -> str | None:
     if args.workload is not None and not (args.study or args.study_programs):
         return "replay study: not run (-w given; --study runs it too)"
     return None
+
+
+def redis_off_reason(args: argparse.Namespace) -> str | None:
+    """Why the Redis study does not run, or None when it does: its short version belongs to
+    the default suite's report; --redis (or --redis-scale) runs it with -w too."""
+    if args.no_redis:
+        return "Redis study: not run (--no-redis)"
+    if not args.results:
+        return "Redis study: not run (it needs --results: its files go there)"
+    if args.workload is not None and not (args.redis or args.redis_scale):
+        return "Redis study: not run (-w given; --redis runs it too)"
+    return None
+
+
+def redis_settings(args: argparse.Namespace) -> tuple[float, int]:
+    """(scale, repetitions): the paper's size and -r with --redis or --redis-scale; else the
+    short version, one repetition (a quarter of the size: ~4 s a run)."""
+    asked = args.redis or args.redis_scale is not None
+    scale = args.redis_scale or (redis_study.FULL_SCALE if asked else redis_study.SHORT_SCALE)
+    reps = args.redis_reps or (args.reps if asked else 1)
+    return scale, reps

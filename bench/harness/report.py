@@ -11,9 +11,11 @@ from .table import SHORT_MARK
 def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str],
           plots: list[tuple[str, str]], plot_notes: list[str],
           studies: list[tuple[str, str, list[str]]], runs: list[Run],
-          study: list[str] | None = None, study_failed: list[str] | None = None) -> None:
+          study: list[str] | None = None, study_failed: list[str] | None = None,
+          redis: list[str] | None = None, redis_failed: list[str] | None = None) -> None:
     """study: the replay study's section (study_report.py), None when it was not wanted;
-    study_failed: its failures, listed with the FAILED runs."""
+    study_failed: its failures, listed with the FAILED runs; redis, redis_failed: the same for
+    the Redis study (redis_study.py)."""
     out = [f"# fitalloc bench report — {meta['started']}", ""]
     out += [f"- command: `{meta['command']}`",
             f"- machine: {meta['machine']}",
@@ -58,11 +60,14 @@ def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str
             out += [f"### {title}", "", *lines, ""]
     if study:
         out += study
+    if redis:
+        out += redis
     failed = [r for r in runs if not r.ok]
-    if failed or study_failed:
+    if failed or study_failed or redis_failed:
         out += ["## FAILED runs", ""]
         out += [f"- rep {r.rep + 1} {r.case} / {r.allocator}: {r.note}" for r in failed]
         out += [f"- replay study, {f}" for f in study_failed or []]
+        out += [f"- Redis study, {f}" for f in redis_failed or []]
         out.append("")
     out += ["## Files", "",
             "- `runs.csv`: one row per run in run order (seq, rep, case, allocator, position in "
@@ -74,6 +79,9 @@ def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str
         out += ["- `replay/`: the replay study: `study.json` (what ran, how long, every row), "
                 "per program `replay.json` (fitalloc-replay's rows), `maps/` (fitalloc "
                 "compare's images and table), `input/` (the generated input), `program.out`"]
+    if redis:
+        out += ["- `redis/`: the Redis study: `redis.json` (every run with its RSS and PSS "
+                "samples, and the medians), `redis_memory.png` (the plot above)"]
     out.append("")
     with open(path, "w") as f:
         f.write("\n".join(out))
