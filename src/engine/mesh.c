@@ -243,6 +243,7 @@ typedef struct {
     uint64_t mask[FA_MESH_MASK_WORDS]; /* live slots, from the frame's first */
     uint32_t members;
     bool merged;
+    bool changed; /* a member's page changed since the last pass (fa_mesh_page_t.changed) */
 } fa_mesh_unit_t;
 
 /* Bits [first, first + count) of a page's live bitmap, from bit 0 of mask on: whole words
@@ -352,6 +353,7 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
     a->members = g->members;
     for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
         a->mask[w] |= b->mask[w];
+    a->changed |= b->changed;
     b->merged = true;
     _fa_stats_commit(-(int64_t)FA_MESH_FRAME);
     fa_count(mesh_saved, FA_MESH_FRAME);
@@ -382,6 +384,9 @@ void _fa_mesh_unmesh(fa_mesh_page_t *rec)
         rec->shared--;
         shared_frames--;
         if (--g->members) {
+            /* The group's live blocks are fewer: it may mesh where it could not. */
+            for (fa_mesh_frame_t *m = g->first; m; m = m->next)
+                m->rec->changed = true;
             /* The page it leaves still holds the others' blocks: one physical page less saved. */
             _fa_stats_commit(FA_MESH_FRAME);
             fa_count(mesh_saved, (uint64_t)-FA_MESH_FRAME);
@@ -427,6 +432,11 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
         u->unit = f;
         u->members = f->group ? f->group->members : 1;
         u->merged = false;
+        u->changed = false;
+        FOR_MEMBERS(m, f)
+        {
+            u->changed |= m->rec->changed;
+        }
         if (unit_mask(f, first, count, u->mask))
             n++;
     }
@@ -435,7 +445,9 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
         fa_mesh_unit_t *a = &units[i];
         for (size_t j = i + 1; j < n && j <= i + FA_MESH_WINDOW && merges < budget; j++) {
             fa_mesh_unit_t *b = &units[j];
-            if (a->merged || b->merged || a->members + b->members > FA_MESH_MAX_MEMBERS ||
+            /* Two units that have not changed since the last pass were tried then. */
+            if (a->merged || b->merged || (!a->changed && !b->changed) ||
+                a->members + b->members > FA_MESH_MAX_MEMBERS ||
                 shared_frames + (long)b->members + 1 > shared_limit || !disjoint(a->mask, b->mask))
                 continue;
             if (merge(a, b, k, first, count))
@@ -495,10 +507,16 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
     if (any && file_ready()) {
         for (size_t bin = 0; bin < FA_SMALL_BINS && budget; bin++) {
             fa_mesh_page_t *list = _fa_mesh_pages[bin];
-            if (!list || !list->next)
+            bool changed = false;
+            for (fa_mesh_page_t *rec = list; rec && !changed; rec = rec->next)
+                changed = rec->changed;
+            if (!changed || !list->next)
                 continue;
             for (size_t k = 0; k < FA_MESH_FRAMES && budget; k++)
                 budget -= mesh_frames(list, k, budget);
+            /* Done with the class (a pass cut short by its budget goes on where it was). */
+            for (fa_mesh_page_t *rec = list; rec && budget; rec = rec->next)
+                rec->changed = false;
         }
     }
     fa_mutex_unlock(&_fa_mesh_lock);

@@ -59,6 +59,9 @@ typedef struct fa_mesh_page_s {
     /* The page's region of the memory file (mesh.c), where the groups its frames start go,
      * frame k at region + k pages; FA_MESH_NO_REGION until its first. */
     size_t region;
+    /* Its live blocks (or a group of one of its frames) changed since the last pass that went
+     * through its class: only pairs with such a page can mesh now that could not before. */
+    bool changed;
     fa_mesh_frame_t frames[FA_MESH_FRAMES];
     uint64_t live[FA_MESH_SLOTS / 64]; /* bit i: block i is in use */
 } fa_mesh_page_t;

@@ -98,6 +98,7 @@ bool _fa_mesh_detach(fa_page_t *page)
     rec->page = page;
     rec->shared = rec->returned = 0;
     rec->region = FA_MESH_NO_REGION;
+    rec->changed = true;
     for (size_t k = 0; k < FA_MESH_FRAMES; k++)
         rec->frames[k] = (fa_mesh_frame_t){.rec = rec, .index = (uint32_t)k};
     /* The record before the owner word: a free that sees the word reads the record. */
@@ -163,6 +164,7 @@ void _fa_mesh_collect(fa_mesh_page_t *rec)
     }
     page->used = (uint16_t)(page->used - count);
     page->xcollected += count;
+    rec->changed = true;
 }
 
 /* Frames given back while detached are the page's own memory again (zero until touched). */
