@@ -226,16 +226,16 @@ static void protect(fa_mesh_frame_t *unit, bool on)
 
 /* ---- which blocks are live in a frame ---- */
 
-/* The block slots frame k touches: [*first, *first + *count). */
-static void frame_slots(const fa_page_t *page, size_t k, size_t *first, size_t *count)
+/* The block slots frame k of a page of `size`-byte blocks touches: [*first, *first + *count).
+ * By the block size alone, so the same for every page of a class: slots a page does not have
+ * (page 0 of a segment is half a page; a page may not be fully provisioned) are never live in
+ * its bitmap. */
+static void frame_slots(size_t size, size_t k, size_t *first, size_t *count)
 {
-    size_t size = page->block_size;
     size_t lo = k * FA_MESH_FRAME / size;
     size_t hi = ((k + 1) * FA_MESH_FRAME - 1) / size;
-    if (hi >= page->capacity)
-        hi = page->capacity - 1;
     *first = lo;
-    *count = hi >= lo && lo < page->capacity ? hi - lo + 1 : 0;
+    *count = hi - lo + 1;
 }
 
 typedef struct {
@@ -406,7 +406,7 @@ static void return_empty_frames(fa_mesh_page_t *rec)
         uint64_t mask[FA_MESH_MASK_WORDS];
         if (f->group || rec->returned >> k & 1)
             continue;
-        frame_slots(page, k, &first, &count);
+        frame_slots(page->block_size, k, &first, &count);
         if (unit_mask(f, first, count, mask))
             continue;
         _fa_os_purge((void *)fa_mesh_frame_address(f), FA_MESH_FRAME);
@@ -421,13 +421,13 @@ static fa_mesh_unit_t units[FA_MESH_UNITS];
 /* Mesh frame k of the detached pages of one class; returns the merges made. */
 static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
 {
-    size_t n = 0, first = 0, count = 0;
+    size_t n = 0, first, count;
+    frame_slots(list->page->block_size, k, &first, &count);
     for (fa_mesh_page_t *rec = list; rec && n < FA_MESH_UNITS; rec = rec->next) {
         fa_mesh_frame_t *f = &rec->frames[k];
         if (k >= fa_mesh_frame_count(rec->page) || rec->returned >> k & 1 ||
             (f->group && f->group->first != f))
             continue;
-        frame_slots(rec->page, k, &first, &count);
         fa_mesh_unit_t *u = &units[n];
         u->unit = f;
         u->members = f->group ? f->group->members : 1;

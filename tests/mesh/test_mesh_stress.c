@@ -23,7 +23,7 @@ static void *_Atomic handoff[2][64]; /* blocks passed to the other thread, which
 
 static size_t size_of(uint64_t tag)
 {
-    return tag % 3 == 0 ? 256 : 64;
+    return tag % 5 == 0 ? 5400 : tag % 3 == 0 ? 256 : 64;
 }
 
 static void churn(struct worker *w, unsigned long ops)
