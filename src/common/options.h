@@ -44,6 +44,8 @@
       "lab, segregated fit: exact-size lists in 16-byte steps up to this size")                    \
     X(lab_hist, "LAB_HIST", FA_OPT_STRING, 0, 0,                                                   \
       "lab: write the free-block size histogram to this file at exit")                             \
+    X(lab_check, "LAB_CHECK", FA_OPT_BOOL, 0, 0,                                                   \
+      "lab: check every heap's invariants at exit (a broken heap stops the program)")              \
     X(lock, "LOCK", FA_OPT_CHOICE, 0, "global|thread|arenas", "lab: thread-safety strategy")       \
     X(arenas, "ARENAS", FA_OPT_COUNT, 0, 0, "lab, arenas: how many (0: 8 per core)")
 
