@@ -12,7 +12,9 @@
 #       compiled tests under qemu-aarch64, but those tests/qemu-excluded.txt names; skipped,
 #       with a line saying why, without the cross compiler, qemu-user or (as root) binfmt_misc
 # --quick runs (a) only. Stops at the first failure. The last line is
-# "N passed, 0 failed" (", K skipped" is added when tests exited with 77).
+# "N passed, 0 failed", with ", K skipped" added when K is not 0: tests that exited with 77, and
+# stages or parts of one that could not run here (the aarch64 stage, leak detection), each named
+# on a "skipped:" line just before it.
 # FITALLOC_TEST_SIZE (smoke by default, or real) is passed to the tests.
 set -euo pipefail
 
@@ -24,7 +26,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) quick=1 ;;
     -h | --help)
-        sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -50,12 +52,23 @@ done
 passed=0
 failed=0
 skipped=0
+skipped_stages=() # what could not run here, each counted in $skipped
 start=$SECONDS
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-test.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
+# skip_stage <what and why>: a stage, or a part of one, that cannot run on this machine.
+skip_stage() {
+    echo "tools/test.sh: skipped: $*" >&2
+    skipped_stages+=("$*")
+    skipped=$((skipped + 1))
+}
+
 summary() { # the closing line CI reads
-    local line="$passed passed, $failed failed"
+    local line="$passed passed, $failed failed" stage
+    for stage in "${skipped_stages[@]}"; do
+        echo "skipped: $stage"
+    done
     ((skipped > 0)) && line+=", $skipped skipped"
     echo "$line"
 }
@@ -154,7 +167,7 @@ if ((!quick)); then
         die "the compiler cannot build with -fsanitize=address,undefined (libasan8/libubsan1 missing?)"
     elif ((rc != 0)); then
         if grep -q "LeakSanitizer has encountered a fatal error" "$scratch/probe_asan.log"; then
-            echo "tools/test.sh: LeakSanitizer cannot run here (ptrace not allowed?): detect_leaks=0" >&2
+            skip_stage "(b) leak detection: LeakSanitizer cannot run here (ptrace not allowed?)"
             ASAN_OPTIONS="${ASAN_OPTIONS//detect_leaks=1/detect_leaks=0}"
             [[ "$ASAN_OPTIONS" == *detect_leaks=0* ]] || ASAN_OPTIONS+=":detect_leaks=0"
             export ASAN_OPTIONS
@@ -229,9 +242,9 @@ qemu_binfmt() {
 
 if ((!quick)); then
     if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
-        echo "tools/test.sh: (f) aarch64 skipped: gcc-aarch64-linux-gnu or qemu-user not installed"
+        skip_stage "(f) aarch64: gcc-aarch64-linux-gnu or qemu-user not installed"
     elif ! qemu_binfmt; then
-        echo "tools/test.sh: (f) aarch64 skipped: qemu-aarch64 is not registered with binfmt_misc" \
+        skip_stage "(f) aarch64: qemu-aarch64 is not registered with binfmt_misc" \
             "(run as root with qemu-user-binfmt installed)"
     else
         banner "(f) aarch64 cross build: build-aarch64/"

@@ -36,9 +36,9 @@ static const struct {
 
 static const char *const kind_help[] = {
     [FA_OPT_BOOL] = "1/0, yes/no, true/false or on/off",
-    [FA_OPT_COUNT] = "a non-negative integer",
-    [FA_OPT_SIZE] = "a size in bytes with optional K, M or G",
-    [FA_OPT_MS] = "milliseconds, or seconds with an s suffix",
+    [FA_OPT_COUNT] = "a non-negative integer up to 2^31 - 1",
+    [FA_OPT_SIZE] = "a size in bytes with optional K, M or G, up to 2^62",
+    [FA_OPT_MS] = "milliseconds, or seconds with an s suffix, up to 2^52 ms",
     [FA_OPT_CHOICE] = "one of",
     [FA_OPT_STRING] = "text",
 };
@@ -92,11 +92,15 @@ static bool parse_value(const char *text, int id, long long *out)
     const char *s = text;
     if (*s < '0' || *s > '9')
         return false;
+    unsigned long long max = kind == FA_OPT_MS      ? FA_OPTION_MS_MAX
+                             : kind == FA_OPT_COUNT ? FA_OPTION_COUNT_MAX
+                                                    : FA_OPTION_SIZE_MAX;
     unsigned long long v = 0;
     for (; *s >= '0' && *s <= '9'; s++) {
-        if (v > (UINT64_MAX / 2) / 10)
+        unsigned digit = (unsigned)(*s - '0');
+        if (v > (max - digit) / 10)
             return false;
-        v = v * 10 + (unsigned)(*s - '0');
+        v = v * 10 + digit;
     }
     unsigned shift = 0;
     if (kind == FA_OPT_SIZE && *s) {
@@ -113,13 +117,15 @@ static bool parse_value(const char *text, int id, long long *out)
             s++;
     } else if (kind == FA_OPT_MS && *s) {
         if ((s[0] | 0x20) == 's' && !s[1]) {
+            if (v > max / 1000) /* seconds that overflow once in milliseconds */
+                return false;
             v *= 1000;
             s++;
         } else if ((s[0] | 0x20) == 'm' && (s[1] | 0x20) == 's' && !s[2]) {
             s += 2;
         }
     }
-    if (*s || v > (UINT64_MAX >> 2) >> shift)
+    if (*s || v > max >> shift)
         return false;
     *out = (long long)(v << shift);
     return true;

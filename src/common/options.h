@@ -47,17 +47,28 @@
       "lab, segregated fit: exact-size lists in 16-byte steps up to this size")                    \
     X(lab_hist, "LAB_HIST", FA_OPT_STRING, 0, 0,                                                   \
       "lab: write the free-block size histogram to this file at exit")                             \
+    X(lab_check, "LAB_CHECK", FA_OPT_BOOL, 0, 0,                                                   \
+      "lab: check every heap's invariants at exit (a broken heap stops the program)")              \
     X(lock, "LOCK", FA_OPT_CHOICE, 0, "global|thread|arenas", "lab: thread-safety strategy")       \
     X(arenas, "ARENAS", FA_OPT_COUNT, 0, 0, "lab, arenas: how many (0: 8 per core)")
 
 enum fa_option_kind {
     FA_OPT_BOOL,   /* 1/0, yes/no, true/false, on/off */
-    FA_OPT_COUNT,  /* a non-negative integer */
-    FA_OPT_SIZE,   /* bytes, with an optional K, M or G suffix (powers of 1024) */
-    FA_OPT_MS,     /* milliseconds, or with an "s" suffix seconds */
+    FA_OPT_COUNT,  /* a non-negative integer, at most FA_OPTION_COUNT_MAX */
+    FA_OPT_SIZE,   /* bytes, with an optional K, M or G suffix (powers of 1024), at most
+                      FA_OPTION_SIZE_MAX */
+    FA_OPT_MS,     /* milliseconds, or with an "s" suffix seconds, at most FA_OPTION_MS_MAX */
     FA_OPT_CHOICE, /* one of the names in `choices` */
     FA_OPT_STRING, /* any text (kept in environ, not copied); empty: not set */
 };
+
+/* The largest values taken; a larger one, or one that overflows on its way (a suffix), is
+ * refused with a warning. They keep what the code derives from a value from wrapping: times
+ * add a delay to the clock up to ten times over (a parked heap waits ten purge delays), and
+ * counts go into 32-bit fields. */
+#define FA_OPTION_MS_MAX (1ull << 52) /* 142,000 years */
+#define FA_OPTION_COUNT_MAX 0x7fffffffull
+#define FA_OPTION_SIZE_MAX (1ull << 62)
 
 enum fa_option_id {
 #define FA_OPTION_ENUM(id, name, kind, def, choices, help) FA_OPTION_##id,

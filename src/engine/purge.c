@@ -4,18 +4,20 @@
  * background thread (started by our constructor; in a fork child, at the first slow path)
  * wakes when something is due and purges it, so memory returns even when the program stops calling
  * the allocator. It sleeps without a timeout when nothing is pending; the first kick after that
- * wakes it. With FITALLOC_PURGE_THREAD=0, or if the thread cannot be created, threads purge
- * inline from the allocator's slow paths instead.
+ * wakes it. With FITALLOC_PURGE_THREAD=0, if the thread cannot be created, or once it has
+ * retired (below), threads purge inline from the allocator's slow paths instead.
  */
 #include "common/options.h"
 #include "engine/engine.h"
 #include "fitalloc.h"
 #include "platform/atomic.h"
 
+enum purger_state { PURGER_NONE, PURGER_RUNNING, PURGER_RETIRED };
+
 static uint32_t wake_word;    /* futex word: bumped to wake an idle purger */
 static uint32_t sleep_word;   /* futex word nobody changes: a timed sleep that kicks leave alone */
 static uint32_t purger_idle;  /* the purger sleeps with no timeout */
-static uint32_t purger_state; /* 0 none, 1 running */
+static uint32_t purger_state; /* enum purger_state */
 static fa_mutex_t pass_lock = FA_MUTEX_INIT;
 static uint32_t main_exited;      /* the program's main thread called pthread_exit */
 static uint64_t quick_poll_until; /* ms: a thread just ended, the last one may follow soon */
@@ -42,18 +44,27 @@ void _fa_purge_pass(bool force)
 
 /* A process lives until its last thread ends, and the purger never ends by itself: once the
  * main thread has left with pthread_exit, the purger checks whether it is the last thread
- * standing (the exited main thread still counts as one) and then ends too. */
-static bool purger_alone(void)
+ * standing (the exited main thread still counts as one) and then ends too. Without a count
+ * (no /proc, or no file descriptor left to read it) it cannot tell, and it must not keep the
+ * process alive: it ends as well. Either way it retires for good, and the allocator's calls
+ * purge from then on: a purger started again would end again at once, on every slow path. */
+static bool purger_must_end(void)
 {
-    return fa_atomic_load_acquire(&main_exited) && _fa_os_thread_count() <= 2;
+    if (!fa_atomic_load_acquire(&main_exited))
+        return false;
+    int threads = _fa_os_thread_count();
+    if (threads < 0 && fa_option(verbose))
+        _fa_message(2, "fitalloc: cannot count the threads (/proc/self/stat): the purge thread "
+                       "ends, allocator calls purge from now on\n");
+    return threads <= 2;
 }
 
 static void *purger_main(void *arg)
 {
     (void)arg;
     for (;;) {
-        if (purger_alone()) {
-            fa_atomic_store_release(&purger_state, 0);
+        if (purger_must_end()) {
+            fa_atomic_store_release(&purger_state, PURGER_RETIRED);
             return NULL;
         }
         uint32_t seen = fa_atomic_load_acquire(&wake_word);
@@ -101,8 +112,8 @@ void _fa_purge_kick(void)
 
 void _fa_purge_start(void)
 {
-    uint32_t expected = 0;
-    if (!fa_atomic_cas_acq_rel(&purger_state, &expected, 1))
+    uint32_t expected = PURGER_NONE;
+    if (!fa_atomic_cas_acq_rel(&purger_state, &expected, PURGER_RUNNING))
         return;
     int rc = _fa_os_thread_start(purger_main, 64 << 10);
     if (rc != 0) {
@@ -115,10 +126,12 @@ void _fa_purge_start(void)
 void _fa_purge_safe_point(fa_heap_t *heap)
 {
     if (fa_likely(fa_option(purge_thread))) {
+        uint32_t state = fa_atomic_load_relaxed(&purger_state);
         /* Normally started by our constructor; again here in a fork child. */
-        if (fa_unlikely(!fa_atomic_load_relaxed(&purger_state)) && _fa_started)
+        if (fa_unlikely(state == PURGER_NONE) && _fa_started)
             _fa_purge_start();
-        return;
+        if (fa_likely(state != PURGER_RETIRED))
+            return;
     }
     uint64_t now = _fa_os_now_ms();
     if (now < heap->next_purge)
@@ -132,7 +145,7 @@ void _fa_purge_after_fork(void)
 {
     /* The purger did not follow us into the child. */
     fa_mutex_reset(&pass_lock);
-    fa_atomic_store_relaxed(&purger_state, 0);
+    fa_atomic_store_relaxed(&purger_state, PURGER_NONE);
     fa_atomic_store_relaxed(&purger_idle, 0);
 }
 

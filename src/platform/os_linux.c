@@ -326,13 +326,21 @@ int _fa_os_parent_pid(void)
 
 void _fa_os_abort(void)
 {
-    /* abort() may flush stdio, which may call malloc on a corrupt heap: raise the signal
-     * directly. */
+    /* What glibc's abort() does since 2.27, without relying on it: older C libraries flush
+     * stdio there, which may call malloc on the corrupt heap. SIGABRT first goes to the
+     * program's handler, if it has one (a crash reporter: docs/security.md, "Reports"); if the
+     * handler returns, or the signal is ignored, the default action is put back and the signal
+     * raised again, which ends the process whatever the program did. */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGABRT);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
-    signal(SIGABRT, SIG_DFL);
+    raise(SIGABRT);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGABRT, &dfl, NULL);
+    sigprocmask(SIG_UNBLOCK, &set, NULL); /* the handler may have blocked it again */
     raise(SIGABRT);
     _exit(127);
 }

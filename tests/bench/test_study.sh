@@ -10,7 +10,8 @@ test_name=test_study
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build=${FITALLOC_BUILD_DIR:?FITALLOC_BUILD_DIR is not set}
 replay=$build/fitalloc-replay
-[[ -x "$replay" ]] || { echo "skip: $replay is not built"; exit 77; }
+# The build always makes fitalloc-replay: its absence is a broken build, not a reason to skip.
+[[ -x "$replay" ]] || { echo "FAIL: $replay is not built" >&2; exit 1; }
 [[ -x /usr/bin/python3 ]] || { echo "skip: no /usr/bin/python3 to trace"; exit 77; }
 
 # --replay: the fitalloc-replay of this build, so that the test never builds anything.

@@ -4,8 +4,9 @@
 # check its own data and finish, print the same checksum under both allocators, and print the
 # figures the studies fix. Then the workloads' own checks are checked: a broken allocator must
 # make them report corruption, a calloc that does not zero must be caught, bad options must be
-# refused, a rand() that is not glibc's must make the study workloads refuse to run. Under the policy lab (when libfitalloc.so has
-# it) the studies' counters are compared with workloads.md.
+# refused, a rand() that is not glibc's must make the study workloads refuse to run. Under the
+# policy lab, which every libfitalloc.so of this tree has, the studies' counters are compared
+# with workloads.md.
 test_name=test_workloads
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cc=$CC
@@ -148,11 +149,13 @@ for args in "ece650-ts --size smoke" "ece650-fit --size smoke --test small" \
     fi
 done
 
-# ---- 4. the policy lab: the studies' counters (only when this libfitalloc.so has the lab)
-lab_env=(FITALLOC_MODE=lab)
-if [[ "$(env LD_PRELOAD="$lib" "${lab_env[@]}" "$bin/labprobe")" != "lab 1"* ]]; then
-    echo "note: the policy lab is not in $lib (FITALLOC_MODE=lab runs the fast engine):" \
-        "lab checks skipped"
+# ---- 4. the policy lab: the studies' counters. The probe must answer "lab 1": a lab that does
+# not start, or a probe that crashes, fails the test instead of skipping the studies.
+rc=0
+probe=$(env LD_PRELOAD="$lib" FITALLOC_MODE=lab "$bin/labprobe" 2>"$work/labprobe.err") || rc=$?
+if ((rc != 0)) || [[ "$probe" != "lab 1"* ]]; then
+    fail "the policy lab does not run under $lib: labprobe exited $rc, printed '$probe'," \
+        "stderr: $(head -c 300 "$work/labprobe.err")"
 else
     echo "== under the policy lab"
     lab_figures() { # <out file> <FITALLOC_* settings...> -- <program> <args...>

@@ -1,8 +1,9 @@
 # Real programs under LD_PRELOAD=libfitalloc.so with FITALLOC_MODE=lab give the same output as
 # without fitalloc, under every placement policy (sort of a generated file, python3 building and
 # sorting a dict, a small threaded C++ program), under every lock mode and with the list index;
-# the lab's report (FITALLOC_STATS=1) shows the allocations were the lab's and its heaps pass
-# the checker at exit (FITALLOC_LAB_HIST exercises the histogram file too).
+# the lab's report (FITALLOC_STATS=1) shows the allocations were the lab's, and its heaps pass
+# the checker at exit (FITALLOC_LAB_CHECK=1 runs it and prints how many heaps it checked; a broken
+# heap would abort: lab/check_at_exit). FITALLOC_LAB_HIST exercises the histogram file too.
 source "$(dirname "${BASH_SOURCE[0]}")/../override/common.sh"
 need_env CXX
 make_workdir
@@ -25,7 +26,7 @@ run_lab() {
     local name=$1 min=$2 ref=$3
     shift 3
     local out="$WORK/$name.out" err="$WORK/$name.err"
-    if ! LD_PRELOAD="$FITALLOC_LIB" FITALLOC_MODE=lab FITALLOC_STATS=1 \
+    if ! LD_PRELOAD="$FITALLOC_LIB" FITALLOC_MODE=lab FITALLOC_STATS=1 FITALLOC_LAB_CHECK=1 \
         FITALLOC_LAB_HIST="$WORK/$name.hist" "$@" >"$out" 2>"$err"; then
         tail -n 40 "$err" >&2
         fail "$name: failed under the lab"
@@ -38,6 +39,8 @@ run_lab() {
     local n
     n=$(lab_mallocs "$err")
     [ -n "$n" ] && [ "$n" -gt "$min" ] || fail "$name: lab report shows '${n:-no}' mallocs, expected > $min"
+    grep -Eq '^fitalloc: lab: [1-9][0-9]* heap\(s\) checked at exit: sound$' "$err" ||
+        fail "$name: no line of the heap check at exit: $(grep -m 3 'fitalloc: lab' "$err")"
     [ -s "$WORK/$name.hist" ] || fail "$name: no histogram file"
     awk 'NF != 2 || $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/ { bad = 1 } END { exit bad }' \
         "$WORK/$name.hist" || fail "$name: histogram lines are not 'size count'"

@@ -46,11 +46,11 @@ assert_allocs_gt() {
 
 # Run a command, fail with its stderr if it exits non-zero.
 run_ok() {
-    local what=$1
+    local what=$1 rc=0
     shift
     local err="$WORK/run.err"
-    if ! "$@" 2>"$err"; then
-        local rc=$?
+    "$@" 2>"$err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
         echo "---- stderr of $what ----" >&2
         tail -n 40 "$err" >&2
         fail "$what exited with $rc"

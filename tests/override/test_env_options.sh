@@ -2,6 +2,9 @@
 # naming the variable but the program runs normally (with the default value);
 # a valid value is what fa_option_get("purge_delay") returns; FITALLOC_VERBOSE=1
 # prints lines starting with "fitalloc:"; by default fitalloc prints nothing.
+# Values beyond an option's range are refused the same way, also those that overflow on
+# their way (seconds in milliseconds, a K/M/G suffix) or once the engine uses them (ten purge
+# delays added to the clock, a count in 32 bits); the largest value in range is taken.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_env CC FITALLOC_INCLUDE
 make_workdir
@@ -25,6 +28,7 @@ int main(void)
     void *big = malloc(8 << 20);
     if (!big) return 1;
     free(big);
+    printf("arenas=%lld large_cache=%lld\n", fa_option_get("arenas"), fa_option_get("large_cache"));
     printf("purge_delay=%lld unknown=%lld sum=%lu\n", fa_option_get("purge_delay"),
            fa_option_get("no_such_option"), sum);
     return 0;
@@ -64,6 +68,30 @@ run valid FITALLOC_PURGE_DELAY=123
 
 run zero FITALLOC_PURGE_DELAY=0
 [ "$(delay_of zero)" = 0 ] || fail "FITALLOC_PURGE_DELAY=0 gives purge_delay $(delay_of zero)"
+
+# refused <what> <variable> <text> <default>: the value is refused with a warning naming it
+refused() {
+    local name=$1 var=$2 text=$3 want=$4 key
+    key=$(tr 'A-Z' 'a-z' <<<"${var#FITALLOC_}")
+    run "$name" "$var=$text"
+    grep -q "^fitalloc: warning: $var=$text is not " "$WORK/$name.err" ||
+        fail "$var=$text: no warning refusing it; stderr: '$(cat "$WORK/$name.err")'"
+    grep -q "$key=$want\b" "$WORK/$name.out" ||
+        fail "$var=$text: $(grep -o "$key=[0-9-]*" "$WORK/$name.out"), expected the default $want"
+}
+refused seconds-overflow FITALLOC_PURGE_DELAY 18446744073709552s "$default" # was 384 ms
+refused ten-delays-wrap FITALLOC_PURGE_DELAY 1844674407370955162 "$default" # 10x: 4 ms
+refused delay-above-max FITALLOC_PURGE_DELAY 4503599627370497 "$default"    # 2^52 + 1
+refused seconds-above-max FITALLOC_PURGE_DELAY 4503599627371s "$default"
+refused digits-overflow FITALLOC_PURGE_DELAY 99999999999999999999999 "$default"
+refused count-in-32-bits FITALLOC_ARENAS 4294967297 0 # the lab's unsigned count: 1
+refused size-overflow FITALLOC_LARGE_CACHE 17179869184G 67108864 # 2^64 bytes
+run delay-max FITALLOC_PURGE_DELAY=4503599627370496
+[ "$(delay_of delay-max)" = 4503599627370496 ] && [ ! -s "$WORK/delay-max.err" ] ||
+    fail "FITALLOC_PURGE_DELAY=2^52 ms: purge_delay $(delay_of delay-max), $(cat "$WORK/delay-max.err")"
+run seconds-max FITALLOC_PURGE_DELAY=4503599627370s
+[ "$(delay_of seconds-max)" = 4503599627370000 ] ||
+    fail "FITALLOC_PURGE_DELAY=4503599627370s: purge_delay $(delay_of seconds-max)"
 
 run verbose FITALLOC_VERBOSE=1
 grep -q '^fitalloc:' "$WORK/verbose.err" ||
