@@ -32,7 +32,7 @@ void _fa_mesh_init(void)
 
 uint16_t _fa_mesh_sparse_at(const fa_page_t *page)
 {
-    return (uint16_t)(page->reserved * 3 / 4);
+    return (uint16_t)(page->reserved / 2);
 }
 
 /* Records are pooled and never unmapped: a free path may still read one it found in a page. */
