@@ -22,12 +22,14 @@ static fa_mutex_t pool_lock = FA_MUTEX_INIT;
 void _fa_mesh_init(void)
 {
     /* Huge pages would be split by every mesh; debugging-tool builds hold block 0 back, which
-     * the bitmap would count live. */
+     * the bitmap would count live; a kernel with pages larger than a frame (aarch64's 16 and
+     * 64 KiB) cannot map one frame apart. */
     bool tools = false;
 #ifdef FA_TOOLS
     tools = true;
 #endif
-    _fa_mesh_on = fa_option(mesh) && !fa_option(huge_pages) && !tools;
+    _fa_mesh_on =
+        fa_option(mesh) && !fa_option(huge_pages) && !tools && _fa_os_page_size() == FA_MESH_FRAME;
 }
 
 uint16_t _fa_mesh_sparse_at(const fa_page_t *page)

@@ -7,8 +7,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+size_t _fa_os_page_size(void)
+{
+    return (size_t)getauxval(AT_PAGESZ);
+}
 
 int _fa_os_shared_create(size_t size)
 {
