@@ -154,6 +154,14 @@ void _fa_mesh_collect(fa_mesh_page_t *rec)
     uintptr_t taken = fa_atomic_exchange_acquire(&page->xfree, 0);
     uint32_t count = fa_xfree_count(taken);
     fa_block_t *b = fa_xfree_head(taken);
+    /* Every live block freed (a program freeing a whole structure): the page goes as it is,
+     * without reading each freed block for its bitmap bit (a block freed twice would make
+     * more frees than live blocks, and is looked for below). */
+    if (count == page->used) {
+        page->used = 0;
+        page->xcollected += count;
+        return;
+    }
     for (uint32_t i = 0; i < count; i++) {
         if (!fa_page_has_block(page, (uintptr_t)b))
             _fa_free_list_corrupt(page, "remote free list");
