@@ -1,10 +1,12 @@
 /* Meshing (FITALLOC_MESH=1): a heap whose blocks died at random gives its memory back, and the
  * blocks that live keep their data; statistics and the heap walk count them; frees from other
  * threads reach meshed pages; a second free is still caught; pages detached but not meshed go
- * back to their heap. Each case runs in a fresh process with meshing on; fa_collect() runs a
+ * back to their heap; posix_spawn and system() run after meshing. Each case runs in a fresh process with meshing on; fa_collect() runs a
  * mesh pass at once. test_mesh_threads.c has the cases with threads writing during meshes. */
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include "child.h"
@@ -119,6 +121,28 @@ static void case_remote_free(void)
     free_all();
 }
 
+/* posix_spawn and system() after meshing (they share the parent's memory until exec and run
+ * no fork handlers): the programs run, and the parent's blocks are intact. */
+extern char **environ;
+
+static void case_spawn(void)
+{
+    fragment(9);
+    CHECK(fa_test_stats().mesh_saved > 0);
+    for (int round = 0; round < 3; round++) {
+        pid_t pid;
+        char *args[] = {(char *)"sh", (char *)"-c", (char *)"exit 7", NULL};
+        CHECK_EQ(posix_spawn(&pid, "/bin/sh", NULL, NULL, args, environ), 0);
+        int status;
+        CHECK_EQ(waitpid(pid, &status, 0), pid);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+        status = system("exit 5");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 5);
+        check_blocks();
+    }
+    free_all();
+}
+
 /* A second free of a block of a detached page, and a free of a block that was already free
  * when its page was detached: both reported. */
 static void free_twice(void *arg)
@@ -147,7 +171,7 @@ static void case_double_free(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        const char *cases[] = {"fragment", "remote", "double-free"};
+        const char *cases[] = {"fragment", "remote", "double-free", "spawn"};
         mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
         const char *no_pass_env[] = {"FITALLOC_MESH=1", "FITALLOC_PURGE_THREAD=0",
                                      "FITALLOC_MESH_PERIOD=1000s", NULL};
@@ -164,6 +188,8 @@ int main(int argc, char **argv)
         case_remote_free();
     else if (!strcmp(argv[1], "double-free"))
         case_double_free();
+    else if (!strcmp(argv[1], "spawn"))
+        case_spawn();
     else
         return 2;
     return 0;
