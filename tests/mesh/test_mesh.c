@@ -1,8 +1,9 @@
 /* Meshing (FITALLOC_MESH=1): a heap whose blocks died at random gives its memory back, and the
  * blocks that live keep their data; statistics and the heap walk count them; frees from other
  * threads reach meshed pages; a second free is still caught; pages detached but not meshed go
- * back to their heap; posix_spawn and system() run after meshing. Each case runs in a fresh process with meshing on; fa_collect() runs a
- * mesh pass at once. test_mesh_threads.c has the cases with threads writing during meshes. */
+ * back to their heap; posix_spawn and system() run after meshing. Each case runs in a fresh
+ * process with meshing on; fa_collect() runs a mesh pass at once. test_mesh_threads.c has the
+ * cases with threads writing during meshes. */
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
