@@ -531,13 +531,20 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
 static int copy_file = -1; /* the file the child maps, made before the fork */
 static char *copy_window;
 
-/* Every group once: through its first member. */
-#define FOR_GROUPS(g)                                                                              \
+/* Every detached page with a shared frame. */
+#define FOR_SHARING_PAGES(rec)                                                                     \
     for (size_t bin_ = 0; bin_ < FA_SMALL_BINS; bin_++)                                            \
-        for (fa_mesh_page_t *rec_ = _fa_mesh_pages[bin_]; rec_; rec_ = rec_->next)                 \
-            for (size_t k_ = 0; k_ < FA_MESH_FRAMES; k_++)                                         \
-                for (fa_mesh_group_t *g = rec_->frames[k_].group;                                  \
-                     g && g->first == &rec_->frames[k_]; g = NULL)
+        for (fa_mesh_page_t *rec = _fa_mesh_pages[bin_]; rec; rec = rec->next)                     \
+            if (rec->shared)
+
+/* A page's frames, shared or not, read-only or writable again: one call a page rather than
+ * one a frame (a fork may have tens of thousands of shared frames). */
+static void protect_page(const fa_mesh_page_t *rec, bool on)
+{
+    void *start = (void *)rec->page->start;
+    if (!_fa_os_write_protect(start, fa_mesh_frame_count(rec->page) * FA_MESH_FRAME, on))
+        _fa_fatal("fitalloc: fork: meshing could not protect %p\n", start);
+}
 
 void _fa_mesh_before_fork(void)
 {
@@ -549,18 +556,22 @@ void _fa_mesh_before_fork(void)
     if (!copy_window)
         _fa_fatal("fitalloc: fork: no memory file for the child's meshed pages\n");
     barrier_raise();
-    FOR_GROUPS(g)
-    {
-        protect(g->first, true);
-        memcpy(copy_window + g->offset, window + g->offset, FA_MESH_FRAME);
+    FOR_SHARING_PAGES(rec)
+    protect_page(rec, true);
+    /* Every group's page once, through its first member. */
+    FOR_SHARING_PAGES(rec)
+    for (size_t k = 0; k < FA_MESH_FRAMES; k++) {
+        fa_mesh_group_t *g = rec->frames[k].group;
+        if (g && g->first == &rec->frames[k])
+            memcpy(copy_window + g->offset, window + g->offset, FA_MESH_FRAME);
     }
 }
 
 void _fa_mesh_after_fork_parent(void)
 {
     if (copy_window) {
-        FOR_GROUPS(g)
-        protect(g->first, false);
+        FOR_SHARING_PAGES(rec)
+        protect_page(rec, false);
         barrier_lower();
         _fa_os_unmap(copy_window, FA_MESH_FILE_SIZE);
         _fa_os_close(copy_file);
@@ -570,14 +581,33 @@ void _fa_mesh_after_fork_parent(void)
     _fa_mesh_fork_parent();
 }
 
+/* The child maps each page's shared frames onto the copy, a run of neighbouring frames on
+ * neighbouring file pages in one call, and the page's other frames writable again. */
+static void child_map_page(const fa_mesh_page_t *rec)
+{
+    protect_page(rec, false);
+    for (size_t k = 0; k < FA_MESH_FRAMES;) {
+        const fa_mesh_group_t *g = rec->frames[k].group;
+        if (!g) {
+            k++;
+            continue;
+        }
+        size_t run = 1;
+        while (k + run < FA_MESH_FRAMES && rec->frames[k + run].group &&
+               rec->frames[k + run].group->offset == g->offset + run * FA_MESH_FRAME)
+            run++;
+        if (!_fa_os_map_shared_at((void *)fa_mesh_frame_address(&rec->frames[k]),
+                                  run * FA_MESH_FRAME, copy_file, g->offset))
+            _fa_fatal("fitalloc: fork: the child could not map its meshed pages\n");
+        k += run;
+    }
+}
+
 void _fa_mesh_after_fork_child(void)
 {
     if (copy_window) {
-        FOR_GROUPS(g)
-        for (fa_mesh_frame_t *m = g->first; m; m = m->next)
-            if (!_fa_os_map_shared_at((void *)fa_mesh_frame_address(m), FA_MESH_FRAME, copy_file,
-                                      g->offset))
-                _fa_fatal("fitalloc: fork: the child could not map its meshed pages\n");
+        FOR_SHARING_PAGES(rec)
+        child_map_page(rec);
         _fa_os_unmap(window, FA_MESH_FILE_SIZE);
         _fa_os_close(file);
         window = copy_window;
