@@ -9,9 +9,18 @@
 # Configure with -DFITALLOC_DEB=ON -DCMAKE_INSTALL_PREFIX=/usr (GNUInstallDirs then picks the
 # multiarch library directory), build, and run cpack -G DEB in the build directory:
 # tools/package.sh does that. FITALLOC_DEB also installs each package's copyright file and
-# Debian changelog and gives the installed command /usr/bin/python3 as its interpreter.
+# Debian changelog and gives the installed command /usr/bin/python3 as its interpreter; other
+# builds have no CPack configuration (their /usr/local layout is not a Debian package's).
 # Versions: PROJECT_VERSION and FITALLOC_ABI_VERSION (CMakeLists.txt); the Debian revision is
-# FITALLOC_DEB_RELEASE.
+# FITALLOC_DEB_RELEASE. Dates (changelog, copyright year): SOURCE_DATE_EPOCH when set.
+if(NOT FITALLOC_DEB)
+    return()
+endif()
+if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+    message(WARNING "fitalloc: FITALLOC_DEB=ON with CMAKE_INSTALL_PREFIX=${CMAKE_INSTALL_PREFIX}: "
+                    "Debian packages install in /usr")
+endif()
+
 set(FITALLOC_DEB_RELEASE 1 CACHE STRING "Debian revision of the packages (the -N of 0.1.0-N)")
 set(FITALLOC_DEB_MAINTAINER "fitalloc maintainers <maintainers@users.noreply.a-seed-bdcb7ca8.example>"
     CACHE STRING "Maintainer field of the Debian packages")
@@ -77,26 +86,24 @@ replays them under every placement policy of fitalloc's policy lab, draws
 the heaps and prints statistics; fitalloc-replay is the replay engine it
 runs.")
 
-if(FITALLOC_DEB)
-    # The packages' Debian changelog and copyright file, in /usr/share/doc/<package>.
-    set(CPACK_DEBIAN_PACKAGE_VERSION "${PROJECT_VERSION}-${FITALLOC_DEB_RELEASE}")
-    string(TIMESTAMP FA_DEB_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC) # SOURCE_DATE_EPOCH
-    string(TIMESTAMP FA_DEB_YEAR "%Y" UTC)
-    set(_fa_deb_dir "${PROJECT_BINARY_DIR}/debian")
-    configure_file("${PROJECT_SOURCE_DIR}/cmake/debian/copyright.in" "${_fa_deb_dir}/copyright" @ONLY)
-    configure_file("${PROJECT_SOURCE_DIR}/cmake/debian/changelog.in" "${_fa_deb_dir}/changelog.Debian" @ONLY)
-    unset(CPACK_DEBIAN_PACKAGE_VERSION) # CPack adds the revision itself
-    find_program(FITALLOC_GZIP gzip REQUIRED)
-    add_custom_command(OUTPUT "${_fa_deb_dir}/changelog.Debian.gz"
-        COMMAND "${FITALLOC_GZIP}" -9nkf "${_fa_deb_dir}/changelog.Debian"
-        DEPENDS "${_fa_deb_dir}/changelog.Debian" VERBATIM)
-    add_custom_target(fitalloc_deb_changelog ALL DEPENDS "${_fa_deb_dir}/changelog.Debian.gz")
-    foreach(_fa_component runtime devel tools)
-        string(TOUPPER "${_fa_component}" _fa_upper)
-        install(FILES "${_fa_deb_dir}/copyright" "${_fa_deb_dir}/changelog.Debian.gz"
-            DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${_fa_upper}_PACKAGE_NAME}"
-            COMPONENT ${_fa_component})
-    endforeach()
-endif()
+# The packages' Debian changelog and copyright file, in /usr/share/doc/<package>.
+set(CPACK_DEBIAN_PACKAGE_VERSION "${PROJECT_VERSION}-${FITALLOC_DEB_RELEASE}")
+string(TIMESTAMP FA_DEB_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC) # SOURCE_DATE_EPOCH
+string(TIMESTAMP FA_DEB_YEAR "%Y" UTC)
+set(_fa_deb_dir "${PROJECT_BINARY_DIR}/debian")
+configure_file("${PROJECT_SOURCE_DIR}/cmake/debian/copyright.in" "${_fa_deb_dir}/copyright" @ONLY)
+configure_file("${PROJECT_SOURCE_DIR}/cmake/debian/changelog.in" "${_fa_deb_dir}/changelog.Debian" @ONLY)
+unset(CPACK_DEBIAN_PACKAGE_VERSION) # CPack adds the revision itself
+find_program(FITALLOC_GZIP gzip REQUIRED)
+add_custom_command(OUTPUT "${_fa_deb_dir}/changelog.Debian.gz"
+    COMMAND "${FITALLOC_GZIP}" -9nkf "${_fa_deb_dir}/changelog.Debian"
+    DEPENDS "${_fa_deb_dir}/changelog.Debian" VERBATIM)
+add_custom_target(fitalloc_deb_changelog ALL DEPENDS "${_fa_deb_dir}/changelog.Debian.gz")
+foreach(_fa_component runtime devel tools)
+    string(TOUPPER "${_fa_component}" _fa_upper)
+    install(FILES "${_fa_deb_dir}/copyright" "${_fa_deb_dir}/changelog.Debian.gz"
+        DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${_fa_upper}_PACKAGE_NAME}"
+        COMPONENT ${_fa_component})
+endforeach()
 
 include(CPack)

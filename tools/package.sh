@@ -50,6 +50,13 @@ for tool in cmake cpack ninja dpkg-deb dpkg-shlibdeps pandoc help2man gzip; do
         skip "$tool not found (apt-get install cmake ninja-build dpkg-dev pandoc help2man)"
 done
 
+# Dates in the packages (changelog, manual pages): the last commit's, so that the same commit
+# gives the same files.
+if [[ -z "${SOURCE_DATE_EPOCH:-}" ]] && git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+    SOURCE_DATE_EPOCH=$(git -C "$root" log -1 --format=%ct)
+    export SOURCE_DATE_EPOCH
+fi
+
 # ---------------------------------------------------------------------------
 step "build $build and its packages"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
