@@ -6,7 +6,8 @@
 #        clang with libFuzzer (libclang-rt-14-dev) for the fuzz tests, Python with matplotlib for
 #        the bench harness test, the peers for the override tests, z3 for the smt workload
 #        the workloads test runs, redis-server and redis-tools for the Redis study's test, the
-#        aarch64 cross compiler and qemu-user for the aarch64 stage)
+#        aarch64 cross compiler and qemu-user for the aarch64 stage, dpkg-dev, pandoc, help2man
+#        and lintian for the Debian packages' stage: tools/package.sh)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib,
 #        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, sqlite3 for the replay
 #        study, redis-server and redis-tools for the Redis study and z3 for the smt case of
@@ -25,7 +26,7 @@ test)
     needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file
         libasan8 libubsan1 libtsan2 clang-format clang-14 libclang-rt-14-dev valgrind python3
         python3-matplotlib "${peers[@]}" z3 redis-server redis-tools gcc-aarch64-linux-gnu
-        g++-aarch64-linux-gnu qemu-user qemu-user-binfmt)
+        g++-aarch64-linux-gnu qemu-user qemu-user-binfmt dpkg-dev pandoc help2man lintian)
     wanted=()
     ;;
 bench)

@@ -11,6 +11,8 @@
 #   (f) aarch64 cross build in build-aarch64/ (Debian's gcc-aarch64-linux-gnu, Release) + its
 #       compiled tests under qemu-aarch64, but those tests/qemu-excluded.txt names; skipped,
 #       with a line saying why, without the cross compiler, qemu-user or (as root) binfmt_misc
+#   (g) Debian packages in build-deb/: tools/package.sh --test (cpack, lintian, install, use,
+#       remove); skipped, with a line saying why, when a tool it needs is missing
 # --quick runs (a) only. Stops at the first failure. The last line is
 # "N passed, 0 failed", with ", K skipped" added when K is not 0: tests that exited with 77, and
 # stages or parts of one that could not run here (the aarch64 stage, leak detection), each named
@@ -254,6 +256,22 @@ if ((!quick)); then
         excluded=$(sed 's/#.*//' "$root/tests/qemu-excluded.txt" | awk 'NF { print $1 }' | paste -sd '|')
         run_ctest build-aarch64 env QEMU_LD_PREFIX=/usr/aarch64-linux-gnu FITALLOC_PURGE_THREAD=0 \
             -- -E "^(${excluded})\$" --timeout 600
+    fi
+fi
+
+# (g) Debian packages: tools/package.sh --test (exit 77: skipped, it says why).
+if ((!quick)); then
+    banner "(g) Debian packages: build-deb/"
+    rc=0
+    bash "$root/tools/package.sh" --test || rc=$?
+    if ((rc == 77)); then
+        echo "tools/test.sh: (g) Debian packages skipped (the reason is above)"
+        skipped=$((skipped + 1))
+    elif ((rc == 0)); then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        die "the Debian packages' test failed (tools/package.sh --test)"
     fi
 fi
 
