@@ -265,8 +265,7 @@ if ((!quick)); then
     rc=0
     bash "$root/tools/package.sh" --test || rc=$?
     if ((rc == 77)); then
-        echo "tools/test.sh: (g) Debian packages skipped (the reason is above)"
-        skipped=$((skipped + 1))
+        skip_stage "(g) Debian packages (the reason is above)"
     elif ((rc == 0)); then
         passed=$((passed + 1))
     else
