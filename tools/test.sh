@@ -28,7 +28,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) quick=1 ;;
     -h | --help)
-        sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
