@@ -2,9 +2,11 @@
  * 64-byte blocks (default 2,000,000), each filled with its own byte, frees a random 90 % of
  * them, then prints the process's RSS and PSS every 200 ms for 2 s, the time of a fork (best of
  * 5: fork, the child's exit, the wait; meshed pages are copied for the child), checks that every
- * live block kept its bytes (exit 1 if not), and prints RSS and PSS again. The live bytes are the blocks left plus
- * the pointer array. PSS is the memory to go by: a physical page mapped at two addresses of the
- * process (a meshed page, once both are touched) counts twice in RSS, once in PSS.
+ * live block kept its bytes (exit 1 if not), and prints RSS and PSS again; then allocates 128 MiB
+ * more in 640-byte blocks and prints them once more after a second. The live bytes are the
+ * blocks left plus the pointer arrays. PSS is the memory to go by: a physical page mapped at two
+ * addresses of the process (a meshed page, once both are touched) counts twice in RSS, once in
+ * PSS.
  *
  *   cc -O2 bench/support/fragment.c -o fragment
  *   FITALLOC_MESH=1 LD_PRELOAD=build/libfitalloc.so ./fragment      (and without FITALLOC_MESH)
@@ -91,6 +93,24 @@ int main(int argc, char **argv)
                 return 1;
             }
     printf("every live block read: rss %ld MiB, pss %ld MiB\n", rss_mib(), pss_mib());
+    /* Then a new phase of bigger blocks, which the freed 64-byte slots cannot hold. */
+    size_t more = ((size_t)128 << 20) / 640;
+    char **q = malloc(more * sizeof *q);
+    if (!q)
+        return 2;
+    for (size_t i = 0; i < more; i++) {
+        q[i] = malloc(640);
+        if (!q[i])
+            return 2;
+        memset(q[i], 7, 640);
+    }
+    struct timespec second = {1, 0};
+    nanosleep(&second, NULL);
+    printf("128 MiB more of 640-byte blocks, 1 s later: rss %ld MiB, pss %ld MiB, live %zu MiB\n",
+           rss_mib(), pss_mib(), (live * size + n * sizeof *p + more * 640 + more * sizeof *q) >> 20);
+    for (size_t i = 0; i < more; i++)
+        free(q[i]);
+    free(q);
     for (size_t i = 0; i < n; i++)
         free(p[i]);
     free(p);
