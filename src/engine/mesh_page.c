@@ -32,9 +32,12 @@ void _fa_mesh_init(void)
         fa_option(mesh) && !fa_option(huge_pages) && !tools && _fa_os_page_size() == FA_MESH_FRAME;
 }
 
+/* Half the page, and half as much again each time the page came back from the mesher (down to
+ * a sixteenth): a page that a program keeps emptying and filling (a tree built and destroyed
+ * over and over) would otherwise go to the mesher and back at every round. */
 uint16_t _fa_mesh_sparse_at(const fa_page_t *page)
 {
-    return (uint16_t)(page->reserved / 2);
+    return (uint16_t)(page->reserved >> (1 + page->mesh_returns));
 }
 
 /* Records are pooled and never unmapped: a free path may still read one it found in a page. */
@@ -241,6 +244,8 @@ fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin)
         list = b;
     }
     page->local = list;
+    if (page->mesh_returns < 3)
+        page->mesh_returns++;
     fa_atomic_store_release(&page->mesh, NULL);
     fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
     fa_page_set_thread(page, heap->thread);

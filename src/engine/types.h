@@ -160,9 +160,9 @@ typedef struct fa_page_s {
      * plus 1 while this page is its queue's head ("pinned"). free decrements it; malloc does
      * not touch it (a block popped from `free` stays counted, as live now). */
     uint16_t used;
-    uint16_t listed; /* blocks provisioned, but for one held back (page.c: _fa_page_extend) */
-    uint8_t pinned;  /* 1 while the head of its queue: `used` then carries a +1 */
-    uint8_t pad1;
+    uint16_t listed;      /* blocks provisioned, but for one held back (page.c: _fa_page_extend) */
+    uint8_t pinned;       /* 1 while the head of its queue: `used` then carries a +1 */
+    uint8_t mesh_returns; /* times the mesher gave it back to a heap since it was set up */
     /* With meshing on, a page in its queue but not at its head carries -sparse_at in `used`,
      * so that the local free that leaves it with sparse_at blocks takes `used` to 0 and the
      * free fast path's one test hands it to the owner's slow path, which gives the page to the
