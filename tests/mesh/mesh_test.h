@@ -18,8 +18,8 @@ static size_t count;
 static void **blocks;  /* NULL where the block was freed */
 static uint64_t *tags; /* each live block holds the pattern of its tag */
 
-/* count blocks, a random 90 % freed; meshing passes until one makes no more merges. */
-static inline void fragment(uint64_t seed)
+/* count blocks, each holding the pattern of its index. */
+static inline void allocate_blocks(void)
 {
     count = fa_test_ops(100000);
     blocks = fa_malloc(count * sizeof *blocks);
@@ -31,6 +31,11 @@ static inline void fragment(uint64_t seed)
         tags[i] = i;
         fa_pattern_fill(blocks[i], BLOCK, tags[i]);
     }
+}
+
+/* A random 90 % of them freed. */
+static inline void free_most(uint64_t seed)
+{
     fa_rng rng;
     fa_rng_seed(&rng, seed);
     for (size_t i = 0; i < count; i++)
@@ -38,6 +43,13 @@ static inline void fragment(uint64_t seed)
             fa_free(blocks[i]);
             blocks[i] = NULL;
         }
+}
+
+/* Both, then meshing passes until one makes no more merges. */
+static inline void fragment(uint64_t seed)
+{
+    allocate_blocks();
+    free_most(seed);
     for (uint64_t merges = 1; merges;) {
         uint64_t before = fa_test_stats().mesh_merges;
         fa_collect();

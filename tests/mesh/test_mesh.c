@@ -62,14 +62,7 @@ static void case_fragment(void)
  * the heap when it needs pages of their class, free lists rebuilt from their bitmaps. */
 static void case_reattach(void)
 {
-    count = fa_test_ops(100000);
-    blocks = fa_malloc(count * sizeof *blocks);
-    tags = fa_malloc(count * sizeof *tags);
-    for (size_t i = 0; i < count; i++) {
-        blocks[i] = fa_malloc(BLOCK);
-        tags[i] = i;
-        fa_pattern_fill(blocks[i], BLOCK, i);
-    }
+    allocate_blocks();
     for (size_t i = 0; i < count; i++)
         if (i % 4) {
             fa_free(blocks[i]);

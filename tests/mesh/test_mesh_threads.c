@@ -34,21 +34,8 @@ static void *writer(void *arg)
 static void case_writers(void)
 {
     /* Freed but not meshed yet: the passes below mesh while the writers write. */
-    count = fa_test_ops(100000);
-    blocks = fa_malloc(count * sizeof *blocks);
-    tags = fa_malloc(count * sizeof *tags);
-    for (size_t i = 0; i < count; i++) {
-        blocks[i] = fa_malloc(BLOCK);
-        tags[i] = i;
-        fa_pattern_fill(blocks[i], BLOCK, i);
-    }
-    fa_rng rng;
-    fa_rng_seed(&rng, 2);
-    for (size_t i = 0; i < count; i++)
-        if (fa_rng_below(&rng, 10)) {
-            fa_free(blocks[i]);
-            blocks[i] = NULL;
-        }
+    allocate_blocks();
+    free_most(2);
     pthread_t t[2];
     for (size_t i = 0; i < 2; i++)
         CHECK_EQ(pthread_create(&t[i], NULL, writer, (void *)(uintptr_t)i), 0);
