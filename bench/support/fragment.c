@@ -107,7 +107,8 @@ int main(int argc, char **argv)
     struct timespec second = {1, 0};
     nanosleep(&second, NULL);
     printf("128 MiB more of 640-byte blocks, 1 s later: rss %ld MiB, pss %ld MiB, live %zu MiB\n",
-           rss_mib(), pss_mib(), (live * size + n * sizeof *p + more * 640 + more * sizeof *q) >> 20);
+           rss_mib(), pss_mib(),
+           (live * size + n * sizeof *p + more * 640 + more * sizeof *q) >> 20);
     for (size_t i = 0; i < more; i++)
         free(q[i]);
     free(q);

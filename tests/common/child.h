@@ -8,7 +8,10 @@
 #define FITALLOC_TESTS_CHILD_H
 
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,6 +60,26 @@ static inline int fa_test_run_child(void (*fn)(void *), void *arg, char *out, si
     int status = 0;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     return status;
+}
+
+/* Wait for child pid for at most `seconds`, then kill it (SIGKILL) and reap it: whether it
+ * ended by itself, its wait status in *status. For programs that must end on their own (a
+ * thread left behind would keep them alive). */
+static inline bool fa_test_wait_ends(pid_t pid, unsigned seconds, int *status)
+{
+    pid_t done = 0;
+    for (unsigned tries = 0; tries < seconds * 10 && done == 0; tries++) {
+        done = waitpid(pid, status, WNOHANG);
+        if (done == 0) {
+            struct timespec pause = {0, 100 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, status, 0);
+    }
+    return done == pid;
 }
 
 #endif /* FITALLOC_TESTS_CHILD_H */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "fitalloc.h"
 
 static void *worker(void *arg)
@@ -54,19 +55,8 @@ int main(int argc, char **argv)
         child_main();
     }
     int status = 0;
-    pid_t done = 0;
-    for (int tries = 0; tries < 200 && done == 0; tries++) {
-        done = waitpid(pid, &status, WNOHANG);
-        if (done == 0) {
-            struct timespec pause = {0, 100 * 1000 * 1000};
-            nanosleep(&pause, NULL);
-        }
-    }
-    if (done == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-    }
-    CHECK_MSG(done == pid, "the process did not end after main's pthread_exit");
+    CHECK_MSG(fa_test_wait_ends(pid, 20, &status),
+              "the process did not end after main's pthread_exit");
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
     printf("threads/main_pthread_exit: ok\n");
     return 0;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "fitalloc.h"
 #include "rerun.h"
 #include "stats.h"
@@ -230,19 +231,7 @@ static void run(char *argv0)
         child_main();
     }
     int status = 0;
-    pid_t done = 0;
-    for (int tries = 0; tries < 600 && done == 0; tries++) {
-        done = waitpid(pid, &status, WNOHANG);
-        if (done == 0) {
-            struct timespec pause = {0, 100 * 1000 * 1000};
-            nanosleep(&pause, NULL);
-        }
-    }
-    if (done == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-    }
-    CHECK_MSG(done == pid, "the program did not end after its worker");
+    CHECK_MSG(fa_test_wait_ends(pid, 60, &status), "the program did not end after its worker");
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the program's status: %s %d",
               WIFEXITED(status) ? "exit" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
