@@ -109,14 +109,17 @@ struct fa_heap_s;
  * plain; the others are accessed atomically (platform/atomic.h).
  *
  * Invariants of a page in use (state == FA_PAGE_USED; check.c verifies them in debug builds):
- *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned; a
- *     parked heap keeps its pages)
- *   capacity <= reserved;  len(local) + (used - pinned) <= capacity, and len(free) <= used -
- *     pinned (used - pinned counts live blocks, blocks freed remotely, in xfree, not collected
- *     yet, and the blocks on free)
- *   used == pinned  =>  pinned == 1  (a queued page with no live block and nothing on free is
- *                                     its queue's head; any other is released when its last
- *                                     block is freed)
+ *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned or
+ *     detached; a parked heap keeps its pages)
+ *   capacity <= reserved;  len(local) + count <= capacity, and len(free) <= count, where
+ *     count = fa_page_count(page) = used + sparse_at - pinned counts live blocks, blocks
+ *     freed remotely, in xfree, not collected yet, and the blocks on free
+ *   count == 0  =>  pinned == 1  (a queued page with no live block and nothing on free is its
+ *                                 queue's head; any other is released when its last block is
+ *                                 freed)
+ *   sparse_at != 0  =>  the page is in its class's queue, not at its head, and count > sparse_at
+ *   mesh != NULL  =>  detached (mesh.h): owner == FA_OWNER_SLOW, thread == 0, free == local ==
+ *                     FA_LIST_END, on no queue; the mesher's alone
  *   on the full list  =>  free == local == FA_LIST_END && pinned == 0 &&
  *                         (owner & FA_OWNER_FULL)
  *   only a heap's own pages hold blocks on free: an abandoned page's go to local
