@@ -165,7 +165,9 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
     queue_head_changed(heap, page->bin);
 }
 
-/* A page leaves the full list: back to its queue, or to its segment if it is empty. */
+/* A page leaves the full list: back to its queue, or to its segment if it is empty, or, left
+ * sparse by frees from other threads (the sparse trigger sees only the owner's), to the
+ * mesher. */
 static void move_from_full(fa_heap_t *heap, fa_page_t *page)
 {
     fa_atomic_store_relaxed(&page->owner, fa_owner_word(heap, page));
@@ -176,6 +178,9 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
         release_page(heap, page);
         return;
     }
+    if (_fa_mesh_on && page->bin < FA_SMALL_BINS && !page->slow &&
+        page->used <= _fa_mesh_sparse_at(page) && _fa_mesh_detach(page))
+        return;
     queue_append(heap, page);
     queue_head_changed(heap, page->bin);
 }

@@ -115,6 +115,34 @@ static void case_remote_free(void)
     free_all();
 }
 
+/* Pages left sparse by another thread's frees go to the mesher too, once their owner takes
+ * the frees back (its next slow path), and mesh. */
+static void *free_most_remotely(void *arg)
+{
+    free_most((uint64_t)(uintptr_t)arg);
+    return NULL;
+}
+
+static void case_remote_sparse(void)
+{
+    allocate_blocks();
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, free_most_remotely, (void *)(uintptr_t)10), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(fa_test_stats().mesh_detached, 0);
+    /* Enough mallocs of another class to pass through the slow path a few times. */
+    void *other[64];
+    for (size_t i = 0; i < 64; i++)
+        other[i] = fa_malloc(4000);
+    CHECK(fa_test_stats().mesh_detached > 0);
+    fa_collect();
+    CHECK(fa_test_stats().mesh_merges > 0);
+    check_blocks();
+    for (size_t i = 0; i < 64; i++)
+        fa_free(other[i]);
+    free_all();
+}
+
 /* posix_spawn and system() after meshing (they share the parent's memory until exec and run
  * no fork handlers): the programs run, and the parent's blocks are intact. */
 extern char **environ;
@@ -165,7 +193,7 @@ static void case_double_free(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        const char *cases[] = {"fragment", "remote", "double-free", "spawn"};
+        const char *cases[] = {"fragment", "remote", "remote-sparse", "double-free", "spawn"};
         mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
         const char *no_pass_env[] = {"FITALLOC_MESH=1", "FITALLOC_PURGE_THREAD=0",
                                      "FITALLOC_MESH_PERIOD=1000s", NULL};
@@ -182,6 +210,8 @@ int main(int argc, char **argv)
         case_remote_free();
     else if (!strcmp(argv[1], "double-free"))
         case_double_free();
+    else if (!strcmp(argv[1], "remote-sparse"))
+        case_remote_sparse();
     else if (!strcmp(argv[1], "spawn"))
         case_spawn();
     else
