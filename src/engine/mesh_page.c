@@ -40,22 +40,30 @@ uint16_t _fa_mesh_sparse_at(const fa_page_t *page)
     return (uint16_t)(page->reserved >> (1 + page->mesh_returns));
 }
 
-/* Records are pooled and never unmapped: a free path may still read one it found in a page. */
+/* Records are pooled and never unmapped: a free path may still read one it found in a page.
+ * Carved from their chunk one at a time, so that a program that detaches a few pages touches
+ * only their records' memory. */
 static fa_mesh_page_t *record_new(void)
 {
+    static char *chunk;
+    static size_t chunk_left;
     fa_mutex_lock(&pool_lock);
-    if (!pool) {
-        size_t chunk = 256 << 10;
-        char *mem = _fa_os_map_aligned(chunk, FA_OS_PAGE);
-        for (size_t i = 0; mem && i < chunk / sizeof(fa_mesh_page_t); i++) {
-            fa_mesh_page_t *rec = (fa_mesh_page_t *)(mem + i * sizeof(fa_mesh_page_t));
-            rec->next = pool;
-            pool = rec;
+    fa_mesh_page_t *rec = pool;
+    if (rec) {
+        pool = rec->next;
+    } else {
+        if (chunk_left < sizeof *rec) {
+            chunk_left = 256 << 10;
+            chunk = _fa_os_map_aligned(chunk_left, FA_OS_PAGE);
+            if (!chunk)
+                chunk_left = 0;
+        }
+        if (chunk_left >= sizeof *rec) {
+            rec = (fa_mesh_page_t *)chunk;
+            chunk += sizeof *rec;
+            chunk_left -= sizeof *rec;
         }
     }
-    fa_mesh_page_t *rec = pool;
-    if (rec)
-        pool = rec->next;
     fa_mutex_unlock(&pool_lock);
     return rec;
 }
