@@ -3,11 +3,12 @@
  * Frame k of every detached page of a class covers the same blocks (pages start on an OS page
  * and hold the same class), so two such frames can share one physical page when no block is
  * live in both. The pass takes, class by class and frame by frame, the frames (or groups of
- * frames already sharing a page) that hold live bytes, and merges each into the first one
- * before it, within a window, whose live blocks it does not overlap (first fit). A merge:
- *   1. the barrier epoch turns odd, and every virtual frame of both sides turns read-only: a
- *      thread writing into one faults, and our SIGSEGV handler (platform/fault.c) waits for
- *      the epoch to change, then lets the write run again;
+ * frames already sharing a page) that hold live bytes, fullest first, and merges each into the
+ * first one before it, within a window, whose live blocks it does not overlap (first fit
+ * decreasing). A merge:
+ *   1. the barrier epoch turns odd, and the virtual frames whose bytes are copied turn
+ *      read-only: a thread writing into one faults, and our SIGSEGV handler (platform/fault.c)
+ *      waits for the epoch to change, then lets the write run again;
  *   2. the first side's physical page is a page of the memory file (copied there through the
  *      mesher's window onto the file if it was still private memory), and the second side's
  *      live bytes are copied into it at their offsets;
@@ -19,13 +20,14 @@
  * again. Only what is meshed lives in the file: programs that never mesh keep anonymous
  * memory and pay nothing.
  *
- * Costs and limits: each merge is a few system calls (two mprotect per side, one mmap per
- * frame mapped); each virtual frame mapped onto the file is a kernel mapping of its own (and
- * splits its neighbour's), so the shared frames are kept below half of vm.max_map_count;
- * a pass makes at most FA_MESH_MERGES_PER_PASS merges.
+ * Costs and limits: each merge is a few system calls (an mprotect for each frame copied, an
+ * mmap for each frame mapped); each virtual frame mapped onto the file may be a kernel mapping
+ * of its own, so the shared frames are kept below half of vm.max_map_count; a pass makes at
+ * most FA_MESH_MERGES_PER_PASS merges and tries only pairs with a page that changed since the
+ * last pass through its class.
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
- * (fork_prepare) every shared frame turns read-only and the file's pages are copied into a new
+ * every page with a shared frame turns read-only and the file's pages are copied into a new
  * file; the child maps its frames onto the copy, the parent lets its writes go on. The cost
  * follows the meshed memory, not the heap. posix_spawn, vfork and system() share the parent's
  * memory until exec and need nothing. */
