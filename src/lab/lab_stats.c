@@ -156,8 +156,9 @@ static const char *fixed6(char *buf, size_t size, double v)
 
 const char *_fa_lab_policy_name(enum fa_policy policy)
 {
-    static const char *const names[] = {"first", "next", "best", "worst", "segregated"};
-    return (unsigned)policy <= FA_POLICY_SEGREGATED ? names[policy] : "?";
+    static const char *const names[FA_POLICY_COUNT] = {"first", "next",       "best",
+                                                       "worst", "segregated", "tlsf"};
+    return (unsigned)policy < FA_POLICY_COUNT ? names[policy] : "?";
 }
 
 void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
@@ -192,7 +193,10 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
     };
     const struct fa_lab_config *cfg = &lab->cfg;
     const char *policy = _fa_lab_policy_name(cfg->heap.policy);
-    const char *index = cfg->heap.index == FA_LAB_INDEX_LIST ? "list" : "tree";
+    enum fa_index_kind kind = _fa_fit_index_kind(_fa_fit_policy(cfg->heap.policy), cfg->heap.index);
+    const char *index = kind == FA_INDEX_TLSF           ? "tlsf"
+                        : kind == FA_INDEX_ADDRESS_LIST ? "list"
+                                                        : "tree";
     char frag1[40], frag2[40];
     const char *f1 = fixed6(frag1, sizeof frag1, s.frag_free_over_heap);
     const char *f2 = fixed6(frag2, sizeof frag2, s.frag_largest_over_free);

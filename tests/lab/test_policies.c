@@ -1,14 +1,15 @@
 /* Scripted scenarios where each placement policy must pick a known block: the CSE3320 ffnf and
  * bfwf tests, test3 (coalesce then reuse), test4 (split and reuse), the KTH seminar's test.c,
  * and a few of our own (best versus first, next fit's wrap, segregated fit's exact lists,
- * aligned blocks). Every scenario runs on both indexes (tree and list). */
+ * TLSF's lists, aligned blocks). Every scenario runs on both indexes (tree and list; TLSF keeps
+ * its own index under both). */
 #include <stdint.h>
 #include <string.h>
 
 #include "lab/heap/classic_heap.h"
 #include "check.h"
 
-static const char *const policy_name[] = {"first", "next", "best", "worst", "segregated"};
+static const char *const policy_name[] = {"first", "next", "best", "worst", "segregated", "tlsf"};
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index)
 {
@@ -73,7 +74,9 @@ static void test_bfwf(enum fa_policy policy, enum fa_lab_index index)
     release(h, ptr1);
     release(h, ptr2);
     void *p = alloc(h, 1000);
-    bool smallest = policy == FA_POLICY_BEST || policy == FA_POLICY_SEGREGATED;
+    /* TLSF: 1000 bytes (block 1016) search from list [1024, 1088) up; 6016 comes first. */
+    bool smallest =
+        policy == FA_POLICY_BEST || policy == FA_POLICY_SEGREGATED || policy == FA_POLICY_TLSF;
     CHECK_MSG(p == (smallest ? ptr2 : ptr1), "%s/%s: malloc(1000) = %p (ptr1 %p, ptr2 %p)",
               policy_name[policy], index ? "list" : "tree", p, ptr1, ptr2);
     _fa_classic_heap_destroy(h);
@@ -127,7 +130,9 @@ static void test_kth(enum fa_policy policy, enum fa_lab_index index)
 }
 
 /* Holes of 300, 100 and 200 bytes in address order; 90 bytes go to the first hole (first,
- * next: the rover is at the start), the 100 (best) or the 300 (worst). Segregated fit takes the
+ * next: the rover is at the start), the 100 (best, and TLSF: 90 bytes make a 112-byte block, whose
+ * 16-byte list is empty, and the 100's 128-byte list is the next) or the 300 (worst). Segregated
+ * fit takes the
  * 200: the 100-byte hole sits in another exact list (payload 112 <= 128), and among the larger
  * blocks the 200 fits best. */
 static void test_three_holes(enum fa_policy policy, enum fa_lab_index index)
@@ -143,7 +148,9 @@ static void test_three_holes(enum fa_policy policy, enum fa_lab_index index)
     release(h, h100);
     release(h, h200);
     void *p = alloc(h, 90);
-    void *expected = policy == FA_POLICY_BEST ? h100 : policy == FA_POLICY_SEGREGATED ? h200 : h300;
+    void *expected = policy == FA_POLICY_BEST || policy == FA_POLICY_TLSF ? h100
+                     : policy == FA_POLICY_SEGREGATED                     ? h200
+                                                                          : h300;
     CHECK_MSG(p == expected, "%s/%s: malloc(90) = %p, expected %p", policy_name[policy],
               index ? "list" : "tree", p, expected);
     _fa_classic_heap_destroy(h);
@@ -210,6 +217,97 @@ static void test_segregated(enum fa_lab_index index)
     _fa_classic_heap_destroy(h);
 }
 
+/* TLSF's lists: sizes below 256 bytes in 16-byte lists; above, a power-of-two range cut in 16. */
+static void test_tlsf_mapping(void)
+{
+    static const struct {
+        size_t size;
+        unsigned fl, sl;
+    } cases[] = {
+        {48, 0, 3},    {240, 0, 15},
+        {256, 1, 0},   {272, 1, 1},
+        {496, 1, 15},  {512, 2, 0},
+        {1024, 3, 0},  {1040, 3, 0},
+        {1088, 3, 1},  {2048, 4, 0},
+        {6016, 5, 7},  {65408, 8, 15},
+        {65536, 9, 0}, {(size_t)1 << 46, 39, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned fl, sl;
+        _fa_tlsf_mapping(cases[i].size, &fl, &sl);
+        CHECK_MSG(fl == cases[i].fl && sl == cases[i].sl,
+                  "size %zu: list (%u,%u), expected (%u,%u)", cases[i].size, fl, sl, cases[i].fl,
+                  cases[i].sl);
+    }
+}
+
+/* Holes kept apart by 1-byte blocks, freed in the order given (the blocks' sizes: n + 16). */
+static void make_holes(fa_classic_heap *h, const size_t *n, int count, void **hole)
+{
+    for (int i = 0; i < count; i++) {
+        hole[i] = alloc(h, n[i]);
+        alloc(h, 1);
+    }
+    for (int i = 0; i < count; i++)
+        release(h, hole[i]);
+}
+
+/* TLSF's choices, which differ from best fit's: good fit rounds the request up to the start of
+ * the next subrange and takes the head of the first non-empty list from there, so a block of the
+ * request's own subrange that would fit is passed over; lists are LIFO. */
+static void test_tlsf(enum fa_lab_index index)
+{
+    fa_classic_heap *h = make_heap(FA_POLICY_TLSF, index);
+    CHECK(h->index.kind == FA_INDEX_TLSF);
+    const struct fa_tlsf *t = h->index.tlsf;
+
+    /* KTH's test: 1024 bytes freed (a 1040-byte block, list [1024, 1088)) are not reused by
+     * 1024 bytes again, which could need up to 1087: the heap grows. 1008 bytes (a 1024-byte
+     * block, the list's start) take it. */
+    void *hole[4];
+    make_holes(h, (const size_t[]){1024}, 1, hole);
+    CHECK(t->sl_bitmap[3] == 1u && t->fl_bitmap == 1u << 3);
+    void *p = alloc(h, 1024);
+    CHECK(p != hole[0] && p > hole[0]);
+    CHECK(alloc(h, 1008) == hole[0]);
+    CHECK(t->fl_bitmap == 0 && t->sl_bitmap[3] == 0); /* the list emptied, both bits cleared */
+    _fa_classic_heap_destroy(h);
+
+    /* Holes of 1100 and 1500 bytes (lists [1088, 1152) and [1472, 1536)); 1080 bytes (a 1104
+     * block, fitting both) round up past the first list and take the 1500: best fit would take
+     * the 1100. The 1100 then serves a request its whole list fits: 1056 bytes (block 1072). */
+    h = make_heap(FA_POLICY_TLSF, index);
+    t = h->index.tlsf;
+    make_holes(h, (const size_t[]){1084, 1484}, 2, hole);
+    CHECK(alloc(h, 1080) == hole[1]);
+    CHECK(alloc(h, 1056) == hole[0]);
+    _fa_classic_heap_destroy(h);
+
+    /* LIFO within a list; an empty second level sends the search to the next first level. */
+    h = make_heap(FA_POLICY_TLSF, index);
+    t = h->index.tlsf;
+    make_holes(h, (const size_t[]){500, 500, 5000}, 3, hole);
+    CHECK(alloc(h, 300) == hole[1]); /* 300's lists are empty: [512, 1024) has both 500s */
+    CHECK(alloc(h, 300) == hole[0]);
+    CHECK(alloc(h, 300) == hole[2]); /* first level 2 empty now: the 5000 (level 5) */
+    _fa_classic_heap_destroy(h);
+
+    /* Immediate coalescing: x, y, z freed as z, x, y merge into one block of 3 x 208 bytes,
+     * which leaves its list for that of 624 ([608, 640), level 2 subrange 3). */
+    h = make_heap(FA_POLICY_TLSF, index);
+    t = h->index.tlsf;
+    void *x = alloc(h, 192), *y = alloc(h, 192), *z = alloc(h, 192);
+    alloc(h, 1);
+    release(h, z);
+    release(h, x);
+    CHECK(t->count == 2 && t->sl_bitmap[0] == 1u << 13); /* two 208-byte blocks, list (0, 13) */
+    release(h, y);
+    CHECK(t->count == 1 && t->sl_bitmap[0] == 0 && t->sl_bitmap[2] == 1u << 3);
+    CHECK_EQ(h->count.coalesces, 2);
+    CHECK(alloc(h, 592) == x); /* block 608: the start of the merged block's subrange */
+    _fa_classic_heap_destroy(h);
+}
+
 /* Aligned blocks: aligned, writable, and the gap in front goes back to the heap. */
 static void test_aligned(enum fa_policy policy, enum fa_lab_index index)
 {
@@ -240,18 +338,23 @@ static void test_aligned(enum fa_policy policy, enum fa_lab_index index)
 int main(void)
 {
     for (int index = 0; index < 2; index++) {
-        for (int policy = 0; policy <= FA_POLICY_SEGREGATED; policy++) {
-            test_ffnf(policy, index);
+        for (int policy = 0; policy < FA_POLICY_COUNT; policy++) {
+            /* The exact reuses of ffnf and kth are not TLSF's: test_tlsf has its own. */
+            if (policy != FA_POLICY_TLSF)
+                test_ffnf(policy, index);
             test_bfwf(policy, index);
             test_coalesce_then_reuse(policy, index);
             test_split_and_reuse(policy, index);
-            test_kth(policy, index);
+            if (policy != FA_POLICY_TLSF)
+                test_kth(policy, index);
             test_three_holes(policy, index);
             test_aligned(policy, index);
         }
         test_next_fit_rover(index);
         test_segregated(index);
+        test_tlsf(index);
     }
+    test_tlsf_mapping();
     printf("lab/policies: ok\n");
     return 0;
 }

@@ -131,7 +131,7 @@ int main(void)
     unsigned ops = 3000 * fa_test_scale();
     if (FA_TEST_SANITIZED)
         ops /= FA_TEST_TSAN ? 4 : 2;
-    for (int policy = 0; policy <= FA_POLICY_SEGREGATED; policy++) {
+    for (int policy = 0; policy < FA_POLICY_COUNT; policy++) {
         for (int index = 0; index < 2; index++) {
             for (int coalesce = 0; coalesce < 2; coalesce++) {
                 struct fa_classic_heap_config cfg = {

@@ -42,6 +42,8 @@ static size_t largest_in_exact_lists(const fa_classic_heap *h)
 
 size_t lab_largest_free_block(fa_classic_heap *h)
 {
+    if (h->index.kind == FA_INDEX_TLSF)
+        return _fa_tlsf_largest(h->index.tlsf);
     if (h->cfg.index != FA_LAB_INDEX_TREE) {
         size_t payload = _fa_classic_heap_largest_free(h);
         return payload ? payload + FA_BLOCK_HEADER : 0;

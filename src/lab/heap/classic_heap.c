@@ -423,9 +423,16 @@ static size_t exact_lists(const struct fa_classic_heap_config *cfg)
     return max_block < FA_BLOCK_MIN ? 0 : (max_block - FA_BLOCK_MIN) / FA_BLOCK_ALIGN + 1;
 }
 
+/* TLSF's lists and bitmaps, after the exact lists (which it has none of). */
+static size_t tlsf_size(const struct fa_classic_heap_config *cfg)
+{
+    return _fa_fit_policy(cfg->policy)->tree == FA_INDEX_TLSF ? sizeof(struct fa_tlsf) : 0;
+}
+
 static size_t metadata_size(const struct fa_classic_heap_config *cfg)
 {
-    return fa_align_up(sizeof(fa_classic_heap) + exact_lists(cfg) * sizeof(struct fa_lifo_list),
+    return fa_align_up(sizeof(fa_classic_heap) + exact_lists(cfg) * sizeof(struct fa_lifo_list) +
+                           tlsf_size(cfg),
                        FA_OS_PAGE);
 }
 
@@ -452,7 +459,9 @@ fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
     h->limit = (uintptr_t)region + reserve;
     struct fa_lifo_list *exact = (struct fa_lifo_list *)(h + 1);
     memset(exact, 0, exact_lists(cfg) * sizeof *exact);
-    _fa_index_init(&h->index, _fa_fit_index_kind(h->policy, cfg->index), exact, exact_lists(cfg));
+    struct fa_tlsf *tlsf = tlsf_size(cfg) ? (struct fa_tlsf *)(exact + exact_lists(cfg)) : NULL;
+    _fa_index_init(&h->index, _fa_fit_index_kind(h->policy, cfg->index), exact, exact_lists(cfg),
+                   tlsf);
     if (arena) {
         /* One free block spans the arena; the break sits at its end for good. */
         h->committed = h->limit = h->start + arena;

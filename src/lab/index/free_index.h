@@ -6,6 +6,8 @@
  *   address tree   red-black tree by address, augmented with each subtree's largest block
  *   size tree      red-black tree by (size, address)
  *   address list   the textbook list in address order (FITALLOC_LAB_INDEX=list)
+ *   TLSF           two-level segregated lists under bitmaps, O(1) (tlsf_index.h); its
+ *                  lists live after the heap, like the exact lists
  *
  * Segregated fit wraps exact-size lists around it: with exact_count > 0, a free block of at
  * most exact_max_block bytes sits in the LIFO list of its size, exact[(size - FA_BLOCK_MIN) /
@@ -24,8 +26,14 @@
 #include "lab/index/block.h"
 #include "lab/index/fit_list.h"
 #include "lab/index/fit_tree.h"
+#include "lab/index/tlsf_index.h"
 
-enum fa_index_kind { FA_INDEX_ADDRESS_TREE, FA_INDEX_SIZE_TREE, FA_INDEX_ADDRESS_LIST };
+enum fa_index_kind {
+    FA_INDEX_ADDRESS_TREE,
+    FA_INDEX_SIZE_TREE,
+    FA_INDEX_ADDRESS_LIST,
+    FA_INDEX_TLSF
+};
 
 struct fa_free_index {
     enum fa_index_kind kind;
@@ -35,11 +43,13 @@ struct fa_free_index {
     struct fa_lifo_list *exact;
     size_t exact_count;
     size_t exact_max_block; /* 0 without exact lists */
+    struct fa_tlsf *tlsf;   /* the TLSF kind */
 };
 
-/* An empty index; `exact` holds exact_count zeroed lists (0: none). */
+/* An empty index; `exact` holds exact_count zeroed lists (0: none); `tlsf` is the TLSF kind's
+ * storage (NULL for the other kinds). */
 void _fa_index_init(struct fa_free_index *ix, enum fa_index_kind kind, struct fa_lifo_list *exact,
-                    size_t exact_count);
+                    size_t exact_count, struct fa_tlsf *tlsf);
 /* A free block in or out: its header holds the size it has in the index. */
 void _fa_index_insert(struct fa_free_index *ix, uintptr_t block);
 void _fa_index_remove(struct fa_free_index *ix, uintptr_t block);
@@ -53,6 +63,8 @@ void _fa_index_visit(const struct fa_free_index *ix, void (*fn)(uintptr_t block,
                      void *arg);
 /* The invariants above; abort with a message naming `heap` on a violation. */
 void _fa_index_check(const struct fa_free_index *ix, const void *heap);
+/* Steps the index has taken so far (the size tree's and TLSF's; see fit_tree.h, tlsf_index.h). */
+uint64_t _fa_index_steps(const struct fa_free_index *ix);
 
 /* The exact list of blocks of `size` bytes, or NULL if that size has none. */
 static inline struct fa_lifo_list *fa_index_exact_list(const struct fa_free_index *ix, size_t size)
