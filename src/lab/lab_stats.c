@@ -195,6 +195,7 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
     const char *policy = _fa_lab_policy_name(cfg->heap.policy);
     enum fa_index_kind kind = _fa_fit_index_kind(_fa_fit_policy(cfg->heap.policy), cfg->heap.index);
     const char *index = kind == FA_INDEX_TLSF           ? "tlsf"
+                        : kind == FA_INDEX_BUDDY        ? "buddy"
                         : kind == FA_INDEX_ADDRESS_LIST ? "list"
                                                         : "tree";
     char frag1[40], frag2[40];

@@ -27,7 +27,7 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 records = int(sys.argv[3])
 configs = [r["config"] for r in a["rows"]]
-assert configs == ["first", "next", "best", "worst", "segregated", "tlsf", "engine"], configs
+assert configs == ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "engine"], configs
 assert a["records"] == records, (a["records"], records)
 for r in a["rows"]:
     assert r["ops"] == records, r

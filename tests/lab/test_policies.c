@@ -1,15 +1,16 @@
 /* Scripted scenarios where each placement policy must pick a known block: the CSE3320 ffnf and
  * bfwf tests, test3 (coalesce then reuse), test4 (split and reuse), the KTH seminar's test.c,
  * and a few of our own (best versus first, next fit's wrap, segregated fit's exact lists,
- * TLSF's lists, aligned blocks). Every scenario runs on both indexes (tree and list; TLSF keeps
- * its own index under both). */
+ * TLSF's lists, the buddy system's splits and merges, aligned blocks). Every scenario runs on
+ * both indexes (tree and list; TLSF and the buddy system keep their own under both). */
 #include <stdint.h>
 #include <string.h>
 
 #include "lab/heap/classic_heap.h"
 #include "check.h"
 
-static const char *const policy_name[] = {"first", "next", "best", "worst", "segregated", "tlsf"};
+static const char *const policy_name[] = {"first",      "next", "best", "worst",
+                                          "segregated", "tlsf", "buddy"};
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index)
 {
@@ -308,6 +309,96 @@ static void test_tlsf(enum fa_lab_index index)
     _fa_classic_heap_destroy(h);
 }
 
+static fa_classic_heap *make_buddy_arena(enum fa_lab_index index, size_t arena)
+{
+    struct fa_classic_heap_config cfg = {
+        .policy = FA_POLICY_BUDDY, .index = index, .coalesce = true, .arena = arena};
+    fa_classic_heap *h = _fa_classic_heap_create(&cfg, 0);
+    CHECK(h != NULL);
+    return h;
+}
+
+/* The binary buddy system (Knuth, TAOCP vol. 1, 2.5): blocks of 2^k bytes split in halves and
+ * merged with their buddy, found by address arithmetic. */
+static void test_buddy(enum fa_lab_index index)
+{
+    /* A 1024-byte arena is one free block. 100 bytes want 128 (with the header): 1024 splits
+     * into 512 + 256 + 128 + 128, the lowest 128 is taken, one free block of each order is
+     * left. */
+    fa_classic_heap *h = make_buddy_arena(index, 1024);
+    CHECK(h->index.kind == FA_INDEX_BUDDY);
+    char *base = fa_block_payload(h->start);
+    CHECK_EQ(h->count.free_blocks, 1);
+    char *a = alloc(h, 100);
+    CHECK(a == base);
+    CHECK_EQ(h->count.splits, 3);
+    CHECK_EQ(h->index.buddy->bitmap, (1u << 9) | (1u << 8) | (1u << 7));
+    char *b = alloc(h, 100); /* a's buddy, without a split */
+    CHECK(b == base + 128);
+    char *c = alloc(h, 200); /* 216 bytes: the 256 */
+    CHECK(c == base + 256);
+    CHECK_EQ(h->count.splits, 3);
+    CHECK_EQ(_fa_classic_heap_usable(h, c, "test"), 256 - 16);
+    /* a's buddy is in use: no merge. Then b merges with a (256 at 0), whose buddy, c, is in
+     * use; c merges with that 256, and the 512 with the other 512: 1024 again. */
+    release(h, a);
+    CHECK_EQ(h->count.coalesces, 0);
+    release(h, b);
+    CHECK_EQ(h->count.coalesces, 1);
+    release(h, c);
+    CHECK_EQ(h->count.coalesces, 3);
+    CHECK_EQ(h->count.free_blocks, 1);
+    CHECK_EQ(_fa_classic_heap_largest_free(h), 1024 - 16);
+    _fa_classic_heap_destroy(h);
+
+    /* Neighbours that are not buddies never merge: of four 256s, the middle two freed stay
+     * apart (b's buddy is a, c's is d); a and d freed make 512 + 512, then 1024. */
+    h = make_buddy_arena(index, 1024);
+    void *q[4];
+    for (int i = 0; i < 4; i++)
+        q[i] = alloc(h, 240);
+    release(h, q[1]);
+    release(h, q[2]);
+    CHECK_EQ(h->count.free_blocks, 2);
+    CHECK_EQ(h->count.coalesces, 0);
+    release(h, q[0]);
+    CHECK_EQ(h->count.coalesces, 1);
+    release(h, q[3]);
+    CHECK_EQ(h->count.coalesces, 3);
+    CHECK_EQ(h->count.free_blocks, 1);
+    /* Internal fragmentation: 241 bytes take a 512-byte block. */
+    void *r = alloc(h, 241);
+    CHECK_EQ(_fa_classic_heap_usable(h, r, "test"), 512 - 16);
+    CHECK(_fa_classic_heap_alloc(h, 600) == NULL); /* 1024 would not fit next to it */
+    _fa_classic_heap_destroy(h);
+
+    /* Growth: a block of 2^k bytes starts at a multiple of 2^k, so 1000 bytes (1024) after a
+     * 128 go to offset 1024, and the gap is tiled by free blocks of 128, 256 and 512. */
+    h = make_heap(FA_POLICY_BUDDY, index);
+    base = fa_block_payload(h->start);
+    CHECK(alloc(h, 100) == base);
+    char *k = alloc(h, 1000);
+    CHECK(k == base + 1024);
+    CHECK_EQ(h->count.heap_bytes, 2048);
+    CHECK_EQ(h->count.free_blocks, 3);
+    CHECK_EQ(h->index.buddy->bitmap, (1u << 9) | (1u << 8) | (1u << 7));
+    /* realloc shrinking halves in place: 1024 to 128, three halves freed. */
+    CHECK(_fa_classic_heap_resize(h, k, 100));
+    _fa_classic_heap_check(h);
+    CHECK_EQ(h->count.free_blocks, 6);
+    CHECK(!_fa_classic_heap_resize(h, k, 200)); /* growing moves */
+    /* Aligned requests: a block of at least the alignment, up to the origin's (32 MiB, half
+     * of this heap's 64 MiB). */
+    void *g = _fa_classic_heap_alloc_aligned(h, 4096, 10);
+    CHECK_ALIGNED(g, 4096);
+    CHECK_EQ(_fa_classic_heap_usable(h, g, "test"), 4096 - 16);
+    g = _fa_classic_heap_alloc_aligned(h, (size_t)1 << 20, 10);
+    CHECK_ALIGNED(g, (size_t)1 << 20);
+    CHECK(_fa_classic_heap_alloc_aligned(h, (size_t)64 << 20, 10) == NULL);
+    _fa_classic_heap_check(h);
+    _fa_classic_heap_destroy(h);
+}
+
 /* Aligned blocks: aligned, writable, and the gap in front goes back to the heap. */
 static void test_aligned(enum fa_policy policy, enum fa_lab_index index)
 {
@@ -339,6 +430,9 @@ int main(void)
 {
     for (int index = 0; index < 2; index++) {
         for (int policy = 0; policy < FA_POLICY_COUNT; policy++) {
+            /* The buddy system's splits and merges are its own: test_buddy. */
+            if (policy == FA_POLICY_BUDDY)
+                continue;
             /* The exact reuses of ffnf and kth are not TLSF's: test_tlsf has its own. */
             if (policy != FA_POLICY_TLSF)
                 test_ffnf(policy, index);
@@ -353,6 +447,7 @@ int main(void)
         test_next_fit_rover(index);
         test_segregated(index);
         test_tlsf(index);
+        test_buddy(index);
     }
     test_tlsf_mapping();
     printf("lab/policies: ok\n");

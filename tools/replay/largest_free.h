@@ -8,6 +8,7 @@
  *   size tree (best and worst fit, segregated fit's larger blocks): its rightmost block;
  *   segregated fit with no larger block free: the largest non-empty exact list;
  *   TLSF: the highest non-empty list by its bitmaps, whose blocks are visited;
+ *   buddy: the highest order whose list is not empty, by its bitmap;
  *   address tree (first and next fit): the largest size a first-fit search from the heap's
  *     start still finds, by bisection over sizes (each search one descent guided by the tree's
  *     augmented values).

@@ -102,6 +102,12 @@ void _fa_classic_heap_remote_free(fa_classic_heap *h, void *p, const char *calle
 /* The owner: free every block other threads handed back. */
 void _fa_classic_heap_drain(fa_classic_heap *h);
 
+/* The heap has the buddy system's layout (heap/buddy.h). */
+static inline bool fa_heap_is_buddy(const fa_classic_heap *h)
+{
+    return h->index.kind == FA_INDEX_BUDDY;
+}
+
 static inline bool _fa_classic_heap_contains(const fa_classic_heap *h, const void *p)
 {
     return (uintptr_t)p >= h->start && (uintptr_t)p < h->limit;

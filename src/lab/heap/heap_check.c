@@ -4,7 +4,9 @@
  *     size is a multiple of 16 and at least FA_BLOCK_MIN: the sizes sum to the heap size;
  *   - the tags agree: a block's PREV_FREE bit is its previous neighbour's FREE bit, a free
  *     block's footer repeats its size, a used block carries its check word;
- *   - with coalescing on, no two free blocks are neighbours;
+ *   - with coalescing on, no two free blocks are neighbours; in the buddy layout, instead, every
+ *     block is a power of two at a multiple of its size from the start, and no free block has
+ *     its buddy free and whole (buddy.h);
  *   - every free block is in the index exactly once, and nothing else is: the checker sets the
  *     MARK bit of every indexed block (a block met twice is already marked), then the heap walk
  *     clears the mark of each free block (one without a mark is missing from the index) and
@@ -16,6 +18,7 @@
 #include "platform/arch.h"
 #include "platform/compiler.h"
 #include "platform/os.h"
+#include "lab/heap/buddy.h"
 #include "lab/heap/classic_heap.h"
 
 __attribute__((noreturn, cold)) static void broken(const fa_classic_heap *h, const char *what,
@@ -52,7 +55,7 @@ void _fa_classic_heap_check(fa_classic_heap *h)
     _fa_index_visit(&h->index, mark_indexed, &m);
 
     size_t blocks = 0, free_blocks = 0, free_size = 0;
-    bool prev_free = false;
+    bool prev_free = false, buddy = fa_heap_is_buddy(h);
     uintptr_t block = h->start;
     while (block < h->brk) {
         uintptr_t w0 = fa_block_word0(block);
@@ -60,6 +63,8 @@ void _fa_classic_heap_check(fa_classic_heap *h)
         bool is_free = w0 & FA_TAG_FREE;
         if (size < FA_BLOCK_MIN || (size & (FA_BLOCK_ALIGN - 1)) || size > h->brk - block)
             broken(h, "bad block size", block);
+        if (buddy && ((size & (size - 1)) || (block - h->start) % size))
+            broken(h, "buddy block not a power of two at a multiple of its size", block);
         if (!(w0 & FA_TAG_PREV_FREE) != !prev_free)
             broken(h, "PREV_FREE bit disagrees with the previous block", block);
         if (is_free) {
@@ -69,8 +74,13 @@ void _fa_classic_heap_check(fa_classic_heap *h)
                 broken(h, "free block without the free tag", block);
             if (!(w0 & FA_TAG_MARK))
                 broken(h, "free block missing from the index", block);
-            if (prev_free && h->cfg.coalesce)
+            if (prev_free && h->cfg.coalesce && !buddy)
                 broken(h, "two neighbouring free blocks with coalescing on", block);
+            if (buddy && h->cfg.coalesce) {
+                uintptr_t other = fa_buddy_of(h, block, size);
+                if (other < h->brk && fa_block_is_free(other) && fa_block_size(other) == size)
+                    broken(h, "a free block's buddy is free and whole with coalescing on", block);
+            }
             fa_block_set_word0(block, w0 & ~FA_TAG_MARK);
             free_blocks++;
             free_size += size;

@@ -6,8 +6,9 @@
  *   address tree   red-black tree by address, augmented with each subtree's largest block
  *   size tree      red-black tree by (size, address)
  *   address list   the textbook list in address order (FITALLOC_LAB_INDEX=list)
- *   TLSF           two-level segregated lists under bitmaps, O(1) (tlsf_index.h); its
- *                  lists live after the heap, like the exact lists
+ *   TLSF           two-level segregated lists under bitmaps, O(1) (tlsf_index.h)
+ *   buddy lists    one list per power of two under a bitmap, the buddy heap's (buddy_lists.h)
+ *   The last two keep their lists in storage after the heap, like the exact lists.
  *
  * Segregated fit wraps exact-size lists around it: with exact_count > 0, a free block of at
  * most exact_max_block bytes sits in the LIFO list of its size, exact[(size - FA_BLOCK_MIN) /
@@ -24,6 +25,7 @@
 #include <stdint.h>
 
 #include "lab/index/block.h"
+#include "lab/index/buddy_lists.h"
 #include "lab/index/fit_list.h"
 #include "lab/index/fit_tree.h"
 #include "lab/index/tlsf_index.h"
@@ -32,7 +34,8 @@ enum fa_index_kind {
     FA_INDEX_ADDRESS_TREE,
     FA_INDEX_SIZE_TREE,
     FA_INDEX_ADDRESS_LIST,
-    FA_INDEX_TLSF
+    FA_INDEX_TLSF,
+    FA_INDEX_BUDDY
 };
 
 struct fa_free_index {
@@ -42,14 +45,17 @@ struct fa_free_index {
     uintptr_t rover;          /* next fit: the search starts at the first block >= rover */
     struct fa_lifo_list *exact;
     size_t exact_count;
-    size_t exact_max_block; /* 0 without exact lists */
-    struct fa_tlsf *tlsf;   /* the TLSF kind */
+    size_t exact_max_block;       /* 0 without exact lists */
+    struct fa_tlsf *tlsf;         /* the TLSF kind */
+    struct fa_buddy_lists *buddy; /* the buddy kind */
 };
 
-/* An empty index; `exact` holds exact_count zeroed lists (0: none); `tlsf` is the TLSF kind's
- * storage (NULL for the other kinds). */
+/* Bytes of storage the kind keeps outside the index (TLSF's and the buddy's lists), or 0. */
+size_t _fa_index_storage_size(enum fa_index_kind kind);
+/* An empty index; `exact` holds exact_count zeroed lists (0: none); `storage` has
+ * _fa_index_storage_size(kind) bytes, 8-byte aligned (NULL when that is 0). */
 void _fa_index_init(struct fa_free_index *ix, enum fa_index_kind kind, struct fa_lifo_list *exact,
-                    size_t exact_count, struct fa_tlsf *tlsf);
+                    size_t exact_count, void *storage);
 /* A free block in or out: its header holds the size it has in the index. */
 void _fa_index_insert(struct fa_free_index *ix, uintptr_t block);
 void _fa_index_remove(struct fa_free_index *ix, uintptr_t block);
