@@ -55,6 +55,7 @@ static void test_test3(enum fa_policy policy, enum fa_lab_index index)
     expect_events(h, 3, 2, 1, 2, 1, 1);
     EXPECT(h, blocks, 2);
     EXPECT(h, requested, 1200 + 1200 + 2048);
+    EXPECT(h, granted, 1200 + 1200 + 2048); /* multiples of 16: no internal fragmentation */
     EXPECT(h, payload_grown, 2 * 1200);
     EXPECT(h, heap_bytes, 2 * 1216);
     EXPECT(h, free_blocks, 1);
@@ -70,6 +71,9 @@ static void test_test4(enum fa_policy policy, enum fa_lab_index index)
     release(h, alloc(h, 2048));
     alloc(h, 1024);
     expect_events(h, 2, 1, 1, 1, 1, 0);
+    EXPECT(h, granted, 2048 + 1024);
+    EXPECT(h, class_mallocs[11], 1); /* the 2064-byte block */
+    EXPECT(h, class_mallocs[10], 1); /* the 1040-byte one */
     EXPECT(h, blocks, 2);
     EXPECT(h, requested, 3072);
     EXPECT(h, payload_grown, 2048);

@@ -339,6 +339,13 @@ static void test_buddy(enum fa_lab_index index)
     CHECK(c == base + 256);
     CHECK_EQ(h->count.splits, 3);
     CHECK_EQ(_fa_classic_heap_usable(h, c, "test"), 256 - 16);
+    /* Internal fragmentation: 400 bytes requested, 112 + 112 + 240 granted, by size class. */
+    CHECK_EQ(h->count.requested, 400);
+    CHECK_EQ(h->count.granted, 464);
+    CHECK_EQ(h->count.class_mallocs[7], 2);
+    CHECK_EQ(h->count.class_granted[7], 224);
+    CHECK_EQ(h->count.class_requested[8], 200);
+    CHECK_EQ(h->count.class_granted[8], 240);
     /* a's buddy is in use: no merge. Then b merges with a (256 at 0), whose buddy, c, is in
      * use; c merges with that 256, and the 512 with the other 512: 1024 again. */
     release(h, a);

@@ -148,8 +148,14 @@ static uintptr_t take_block(fa_classic_heap *h, size_t size)
 static void *hand_out(fa_classic_heap *h, uintptr_t block, size_t n)
 {
     fa_block_set_word1(block, fa_block_used_check(block));
+    size_t usable = fa_block_size(block) - FA_BLOCK_HEADER;
+    unsigned k = 63u - (unsigned)__builtin_clzll(fa_block_size(block));
     FA_HEAP_COUNT(h, mallocs, 1);
     FA_HEAP_COUNT(h, requested, n);
+    FA_HEAP_COUNT(h, granted, usable);
+    FA_HEAP_COUNT(h, class_mallocs[k], 1);
+    FA_HEAP_COUNT(h, class_requested[k], n);
+    FA_HEAP_COUNT(h, class_granted[k], usable);
     FA_LAB_DEBUG_CHECK(h);
     return fa_block_payload(block);
 }

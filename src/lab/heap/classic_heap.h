@@ -55,6 +55,9 @@ struct fa_classic_heap_counters {
     uint64_t free_blocks;
     uint64_t free_size;  /* whole free blocks, headers included */
     uint64_t heap_bytes; /* brk - start */
+    uint64_t granted;    /* usable bytes of the counted mallocs (their blocks less the header) */
+    /* By the granted block's size class (FA_LAB_SIZE_CLASSES: [2^k, 2^(k+1)) bytes). */
+    uint64_t class_mallocs[48], class_requested[48], class_granted[48];
 };
 
 typedef struct fa_classic_heap {
