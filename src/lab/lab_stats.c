@@ -164,8 +164,8 @@ static const char *fixed6(char *buf, size_t size, double v)
 
 const char *_fa_lab_policy_name(enum fa_policy policy)
 {
-    static const char *const names[] = {"first",      "next", "best", "worst",
-                                        "segregated", "tlsf", "buddy"};
+    static const char *const names[] = {"first",      "next", "best",  "worst",
+                                        "segregated", "tlsf", "buddy", "slab"};
     _Static_assert(sizeof names / sizeof names[0] == FA_POLICY_COUNT, "a name for each policy");
     return (unsigned)policy < FA_POLICY_COUNT ? names[policy] : "?";
 }
@@ -231,6 +231,7 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
     enum fa_index_kind kind = _fa_fit_index_kind(_fa_fit_policy(cfg->heap.policy), cfg->heap.index);
     const char *index = kind == FA_INDEX_TLSF           ? "tlsf"
                         : kind == FA_INDEX_BUDDY        ? "buddy"
+                        : kind == FA_INDEX_SLAB         ? "slab"
                         : kind == FA_INDEX_ADDRESS_LIST ? "list"
                                                         : "tree";
     char frag1[40], frag2[40], frag3[40];

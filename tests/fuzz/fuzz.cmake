@@ -46,7 +46,7 @@ endfunction()
 
 _fa_fuzz_test(fast fuzz_fast ${_fz_runs_fast})
 set(_fz_lab FITALLOC_MODE=lab FITALLOC_LOCK=global)
-foreach(_fz first-tree next-tree best-tree worst-tree segregated-tree tlsf-tree buddy-tree best-list)
+foreach(_fz first-tree next-tree best-tree worst-tree segregated-tree tlsf-tree buddy-tree slab-tree best-list)
     string(REGEX MATCH "^[a-z]+" _fz_policy "${_fz}")
     string(REGEX MATCH "[a-z]+$" _fz_index "${_fz}")
     _fa_fuzz_test(lab-${_fz} fuzz_lab ${_fz_runs_lab} ${_fz_lab}

@@ -9,8 +9,8 @@
 #include "lab/heap/classic_heap.h"
 #include "check.h"
 
-static const char *const policy_name[] = {"first",      "next", "best", "worst",
-                                          "segregated", "tlsf", "buddy"};
+static const char *const policy_name[] = {"first",      "next", "best",  "worst",
+                                          "segregated", "tlsf", "buddy", "slab"};
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index)
 {
@@ -406,6 +406,88 @@ static void test_buddy(enum fa_lab_index index)
     _fa_classic_heap_destroy(h);
 }
 
+/* Simple segregated storage, the slab allocator (Bonwick 1994): size classes in pages of equal
+ * blocks, no splitting or coalescing, a page returned when empty. */
+static void test_slab(enum fa_lab_index index)
+{
+    fa_classic_heap *h = make_heap(FA_POLICY_SLAB, index);
+    CHECK(h->index.kind == FA_INDEX_SLAB);
+    const struct fa_slab_lists *s = h->index.slab;
+    char *base = fa_block_payload(h->start);
+    /* 20 bytes: class 48. One page of 64 KiB is carved into 1365 blocks of 48 bytes (the last
+     * one 64: the page's rest), the first taken; the next come in address order. */
+    char *a = alloc(h, 20);
+    CHECK(a == base);
+    CHECK_EQ(h->count.heap_bytes, FA_SLAB_PAGE);
+    CHECK_EQ(h->count.free_blocks, 1364);
+    CHECK_EQ(fa_slab_page_class(s, 0), 1);
+    CHECK_EQ(fa_slab_page_used(s, 0), 1);
+    char *b = alloc(h, 30);
+    CHECK(b == base + 48);
+    CHECK_EQ(h->count.splits, 0);
+    /* LIFO: the block freed last is taken first. */
+    release(h, a);
+    CHECK(alloc(h, 1) == a);
+    /* Another class, another page: 100 bytes take a 128-byte block at the second page. */
+    char *c = alloc(h, 100);
+    CHECK(c == base + FA_SLAB_PAGE);
+    CHECK_EQ(_fa_classic_heap_usable(h, c, "test"), 128 - 16);
+    CHECK_EQ(fa_slab_page_class(s, 1), 6);
+    /* No coalescing: two freed neighbours stay two blocks. */
+    char *d = alloc(h, 100);
+    alloc(h, 100);
+    release(h, c);
+    CHECK_EQ(h->count.coalesces, 0);
+    release(h, d);
+    CHECK_EQ(h->count.coalesces, 0);
+    CHECK_EQ(fa_slab_page_used(s, 1), 1);
+    /* The first page empties: kept carved, as its class's spare. */
+    release(h, a);
+    release(h, b);
+    CHECK_EQ(fa_slab_page_class(s, 0), 1);
+    CHECK_EQ(s->spare[0], 1);
+    /* 1366 blocks of the class fill it and carve a third page. Freed, the first page to empty
+     * becomes the spare again and the other is returned: one free run of a page, its 1365
+     * blocks gone from the list, which serves the next class that needs a page. */
+    static void *many[1366];
+    for (int i = 0; i < 1366; i++)
+        many[i] = alloc(h, 20);
+    CHECK(many[1365] == base + 2 * FA_SLAB_PAGE);
+    CHECK_EQ(s->spare[0], 0);
+    for (int i = 0; i < 1366; i++)
+        release(h, many[i]);
+    CHECK_EQ(s->spare[0], 1);
+    CHECK_EQ(fa_slab_page_class(s, 2), 0);
+    /* Free: the spare's 1365 blocks, the 128-byte page's 511 and the returned page. */
+    CHECK_EQ(h->count.free_blocks, 1365 + 511 + 1);
+    CHECK_EQ(h->count.blocks, h->count.free_blocks + 1);
+    char *e = alloc(h, 1000); /* class 1024 */
+    CHECK(e == base + 2 * FA_SLAB_PAGE);
+    CHECK_EQ(h->count.heap_bytes, 3 * FA_SLAB_PAGE);
+    CHECK_EQ(fa_slab_page_class(s, 2), 1 + _fa_slab_class_of(1024));
+    /* A large request: a run of whole pages; realloc keeps a block whole while it fits. */
+    char *big = alloc(h, 70000);
+    CHECK(big == base + 3 * FA_SLAB_PAGE);
+    CHECK_EQ(_fa_classic_heap_usable(h, big, "test"), 2 * FA_SLAB_PAGE - 16);
+    CHECK(_fa_classic_heap_resize(h, big, 10));
+    CHECK_EQ(_fa_classic_heap_usable(h, big, "test"), 2 * FA_SLAB_PAGE - 16);
+    CHECK(!_fa_classic_heap_resize(h, big, 200000));
+    /* A freed run serves a shorter one and keeps its rest free. */
+    release(h, big);
+    char *one = alloc(h, 9000);
+    CHECK(one == big);
+    CHECK_EQ(_fa_classic_heap_usable(h, one, "test"), FA_SLAB_PAGE - 16);
+    CHECK_EQ(h->count.splits, 1);
+    /* Aligned: a power-of-two class at least the alignment, or runs. */
+    void *g = _fa_classic_heap_alloc_aligned(h, 256, 10);
+    CHECK_ALIGNED(g, 256);
+    CHECK_EQ(_fa_classic_heap_usable(h, g, "test"), 256 - 16);
+    g = _fa_classic_heap_alloc_aligned(h, (size_t)1 << 20, 10);
+    CHECK_ALIGNED(g, (size_t)1 << 20);
+    _fa_classic_heap_check(h);
+    _fa_classic_heap_destroy(h);
+}
+
 /* Aligned blocks: aligned, writable, and the gap in front goes back to the heap. */
 static void test_aligned(enum fa_policy policy, enum fa_lab_index index)
 {
@@ -437,8 +519,8 @@ int main(void)
 {
     for (int index = 0; index < 2; index++) {
         for (int policy = 0; policy < FA_POLICY_COUNT; policy++) {
-            /* The buddy system's splits and merges are its own: test_buddy. */
-            if (policy == FA_POLICY_BUDDY)
+            /* The buddy system's and the slab's layouts are their own: test_buddy, test_slab. */
+            if (policy == FA_POLICY_BUDDY || policy == FA_POLICY_SLAB)
                 continue;
             /* The exact reuses of ffnf and kth are not TLSF's: test_tlsf has its own. */
             if (policy != FA_POLICY_TLSF)
@@ -455,6 +537,7 @@ int main(void)
         test_segregated(index);
         test_tlsf(index);
         test_buddy(index);
+        test_slab(index);
     }
     test_tlsf_mapping();
     printf("lab/policies: ok\n");

@@ -144,7 +144,10 @@ int main(void)
                 CHECK(t.heap != NULL);
                 run(&t, 1000 + policy * 10 + index * 2 + coalesce, ops);
                 CHECK_EQ(t.heap->count.mallocs, t.heap->count.frees);
-                if (coalesce && policy == FA_POLICY_BUDDY) /* merged into the largest buddies */
+                CHECK_EQ(t.heap->count.free_size, t.heap->count.heap_bytes); /* all free */
+                if (policy == FA_POLICY_SLAB) /* every page returned, runs not merged */
+                    CHECK_EQ(t.heap->count.free_size % FA_SLAB_PAGE, 0);
+                else if (coalesce && policy == FA_POLICY_BUDDY) /* the largest buddies */
                     CHECK_EQ(t.heap->count.free_blocks,
                              __builtin_popcountll(t.heap->count.heap_bytes));
                 else if (coalesce)

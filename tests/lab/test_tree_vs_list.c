@@ -9,8 +9,8 @@
 
 #define LIVE 400
 
-static const char *const policy_name[] = {"first",      "next", "best", "worst",
-                                          "segregated", "tlsf", "buddy"};
+static const char *const policy_name[] = {"first",      "next", "best",  "worst",
+                                          "segregated", "tlsf", "buddy", "slab"};
 
 static size_t offset(const fa_classic_heap *h, const void *p)
 {

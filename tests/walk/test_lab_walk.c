@@ -349,8 +349,8 @@ int main(int argc, char **argv)
     if (argc > 3 && strcmp(argv[1], "--child") == 0)
         return run_child(argv[2], argv[3]);
     fast_mode_and_empty_lab();
-    static const char *const policies[] = {"first",      "next", "best", "worst",
-                                           "segregated", "tlsf", "buddy"};
+    static const char *const policies[] = {"first",      "next", "best",  "worst",
+                                           "segregated", "tlsf", "buddy", "slab"};
     static const char *const locks[] = {"global", "thread", "arenas"};
     for (int p = 0; p < FA_POLICY_COUNT; p++) {
         for (int l = 0; l < 3; l++) {

@@ -3,6 +3,7 @@
 #include "lab/heap/classic_heap.h"
 #include "lab/heap/buddy.h"
 #include "lab/heap/heap_blocks.h"
+#include "lab/heap/slab.h"
 
 #include <string.h>
 
@@ -20,6 +21,10 @@ static void free_block(fa_classic_heap *h, uintptr_t block)
 {
     if (fa_heap_is_buddy(h)) {
         _fa_buddy_free(h, block);
+        return;
+    }
+    if (fa_heap_is_slab(h)) {
+        _fa_slab_free(h, block);
         return;
     }
     size_t size = fa_block_size(block);
@@ -134,6 +139,8 @@ static uintptr_t take_block(fa_classic_heap *h, size_t size)
 {
     if (fa_heap_is_buddy(h))
         return _fa_buddy_take(h, size);
+    if (fa_heap_is_slab(h))
+        return _fa_slab_take(h, size);
     uintptr_t block = h->policy->find(&h->index, size);
     if (!block)
         return grow(h, size);
@@ -200,7 +207,9 @@ static uintptr_t live_block(fa_classic_heap *h, const void *p, const char *calle
 /* The block size for n bytes in this heap's layout (0: too large). */
 static size_t block_size_for(const fa_classic_heap *h, size_t n)
 {
-    return fa_heap_is_buddy(h) ? _fa_buddy_size_for(n) : fa_block_size_for(n);
+    return fa_heap_is_buddy(h)  ? _fa_buddy_size_for(n)
+           : fa_heap_is_slab(h) ? _fa_slab_size_for(n)
+                                : fa_block_size_for(n);
 }
 
 void *_fa_classic_heap_alloc(fa_classic_heap *h, size_t n)
@@ -209,6 +218,26 @@ void *_fa_classic_heap_alloc(fa_classic_heap *h, size_t n)
     if (!size)
         return NULL;
     uintptr_t block = take_block(h, size);
+    return block ? hand_out(h, block, n) : NULL;
+}
+
+/* Slab layout: a power-of-two class at least the alignment has its payloads aligned to its
+ * size, a run of pages to a page; beyond, a run placed past the break (slab.h). */
+static void *slab_alloc_aligned(fa_classic_heap *h, size_t alignment, size_t n)
+{
+    uintptr_t origin = h->start + FA_BLOCK_HEADER;
+    size_t size = _fa_slab_size_for(n), want = fa_block_size_for(n);
+    if (!size || alignment > (origin & -origin))
+        return NULL;
+    if (want < alignment)
+        want = alignment;
+    uintptr_t block;
+    if (want <= FA_SLAB_MAX_CLASS) /* the power of two at or above `want` is a class */
+        block = _fa_slab_take(h, (size_t)1 << (64 - __builtin_clzll(want - 1)));
+    else if (alignment <= FA_SLAB_PAGE)
+        block = _fa_slab_take(h, fa_align_up(want, FA_SLAB_PAGE));
+    else
+        block = _fa_slab_take_aligned_run(h, fa_align_up(want, FA_SLAB_PAGE), alignment);
     return block ? hand_out(h, block, n) : NULL;
 }
 
@@ -226,6 +255,8 @@ void *_fa_classic_heap_alloc_aligned(fa_classic_heap *h, size_t alignment, size_
         uintptr_t block = _fa_buddy_take(h, size > alignment ? size : alignment);
         return block ? hand_out(h, block, n) : NULL;
     }
+    if (fa_heap_is_slab(h))
+        return slab_alloc_aligned(h, alignment, n);
     size_t size = fa_block_size_for(n);
     if (!size || alignment > FA_BLOCK_MAX)
         return NULL;
@@ -301,6 +332,8 @@ bool _fa_classic_heap_resize(fa_classic_heap *h, void *p, size_t n)
 {
     uintptr_t block = live_block(h, p, "realloc", false);
     size_t size = block_size_for(h, n);
+    if (fa_heap_is_slab(h)) /* no splitting: a block is kept whole while it is large enough */
+        return size && size <= fa_block_size(block);
     if (fa_heap_is_buddy(h)) {
         /* Shrinking halves the block; growing moves it. An aligned block stays at least
          * its page-aligned size only if the caller asks for that much again (realloc does
@@ -406,37 +439,50 @@ static size_t exact_lists(const struct fa_classic_heap_config *cfg)
     return max_block < FA_BLOCK_MIN ? 0 : (max_block - FA_BLOCK_MIN) / FA_BLOCK_ALIGN + 1;
 }
 
-/* TLSF's lists and bitmaps, after the exact lists (which it has none of). */
-/* The lists some index kinds keep after the heap (TLSF's, the buddy's). */
+/* The lists some index kinds keep after the heap (TLSF's, the buddy's, the slab's). */
 static size_t index_storage(const struct fa_classic_heap_config *cfg)
 {
     const struct fa_fit_policy *policy = _fa_fit_policy(cfg->policy);
     return _fa_index_storage_size(_fa_fit_index_kind(policy, cfg->index));
 }
 
-static bool is_buddy(const struct fa_classic_heap_config *cfg)
+static enum fa_index_kind layout_of(const struct fa_classic_heap_config *cfg)
 {
-    return _fa_fit_policy(cfg->policy)->tree == FA_INDEX_BUDDY;
+    return _fa_fit_policy(cfg->policy)->tree;
 }
 
-/* A buddy heap's metadata is a power of two of pages and 16 bytes larger than its contents,
- * which leaves room for the first header at the end (buddy_origin). */
-static size_t metadata_size(const struct fa_classic_heap_config *cfg)
+/* The buddy and slab layouts align payloads from an origin (aligned_origin). */
+static bool has_origin(const struct fa_classic_heap_config *cfg)
+{
+    return layout_of(cfg) == FA_INDEX_BUDDY || layout_of(cfg) == FA_INDEX_SLAB;
+}
+
+/* The slab layout's page table: an entry per page the heap can have. */
+static size_t slab_pages(const struct fa_classic_heap_config *cfg, size_t reserve)
+{
+    if (layout_of(cfg) != FA_INDEX_SLAB)
+        return 0;
+    return (cfg->arena ? cfg->arena : reserve) / FA_SLAB_PAGE;
+}
+
+/* With an origin, the metadata is a power of two of pages and 16 bytes larger than its
+ * contents, which leaves room for the first header at its end (aligned_origin). */
+static size_t metadata_size(const struct fa_classic_heap_config *cfg, size_t reserve)
 {
     size_t size = sizeof(fa_classic_heap) + exact_lists(cfg) * sizeof(struct fa_lifo_list) +
-                  index_storage(cfg);
-    if (!is_buddy(cfg))
+                  index_storage(cfg) + slab_pages(cfg, reserve) * sizeof(uint32_t);
+    if (!has_origin(cfg))
         return fa_align_up(size, FA_OS_PAGE);
     size = fa_align_up(size + FA_BLOCK_HEADER, FA_OS_PAGE);
     return (size_t)1 << (64 - __builtin_clzll(size - 1));
 }
 
-/* The buddy system's payloads are aligned to their block's size from its origin, the start's
- * payload (start + 16), so the origin is the region's offset with the most alignment that
- * leaves the heap room: the largest power of two past the metadata with the arena after it,
- * or with at least half the reservation (up to 1 GiB), since regions are aligned to it
+/* The buddy and slab layouts align a payload by its block's place from their origin, the
+ * start's payload (start + 16), so the origin is the region's offset with the most alignment
+ * that leaves the heap room: the largest power of two past the metadata with the arena after
+ * it, or with at least half the reservation (up to 1 GiB), since regions are aligned to it
  * (_fa_classic_heap_create, and a lab's slots to their size). 0 if there is none. */
-static size_t buddy_origin(size_t meta, size_t reserve, size_t arena)
+static size_t aligned_origin(size_t meta, size_t reserve, size_t arena)
 {
     if (reserve < meta + arena)
         return 0;
@@ -447,20 +493,28 @@ static size_t buddy_origin(size_t meta, size_t reserve, size_t arena)
     return origin > ((size_t)1 << 30) ? (size_t)1 << 30 : origin;
 }
 
+/* The arena rounded down to what the layout tiles: buddy blocks of at least 64 bytes, slab
+ * pages, or 16-byte blocks. */
+static size_t arena_size(const struct fa_classic_heap_config *cfg)
+{
+    size_t unit = layout_of(cfg) == FA_INDEX_BUDDY  ? (size_t)1 << FA_BUDDY_MIN_ORDER
+                  : layout_of(cfg) == FA_INDEX_SLAB ? FA_SLAB_PAGE
+                                                    : FA_BLOCK_ALIGN;
+    return cfg->arena & ~(unit - 1);
+}
+
 fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
                                             const struct fa_classic_heap_config *cfg)
 {
-    size_t meta = metadata_size(cfg);
-    /* A buddy arena is tiled by blocks of at least 2^FA_BUDDY_MIN_ORDER bytes. */
-    size_t unit = is_buddy(cfg) ? (size_t)1 << FA_BUDDY_MIN_ORDER : FA_BLOCK_ALIGN;
-    size_t arena = cfg->arena & ~(unit - 1);
+    size_t meta = metadata_size(cfg, reserve);
+    size_t arena = arena_size(cfg);
     if (cfg->arena && (arena < FA_BLOCK_MIN || arena > FA_BLOCK_MAX))
         return NULL;
-    size_t origin = is_buddy(cfg) ? buddy_origin(meta, reserve, arena) : meta;
+    size_t origin = has_origin(cfg) ? aligned_origin(meta, reserve, arena) : meta;
     if (!origin || reserve < origin + (arena ? arena : FA_BLOCK_MIN))
         return NULL;
-    /* The metadata, and in arena mode all the memory the heap will ever have, at once. The
-     * buddy's first header sits in the last 16 bytes of the page before its origin. */
+    /* The metadata, and in arena mode all the memory the heap will ever have, at once. With an
+     * origin, the first header sits in the last 16 bytes of the page before it. */
     uintptr_t at = (uintptr_t)region + origin;
     uintptr_t from = origin > meta ? at - FA_OS_PAGE : at;
     if (!_fa_os_commit(region, meta) ||
@@ -474,7 +528,7 @@ fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
     h->region = (uintptr_t)region;
     h->reserve = reserve;
     h->start = h->brk = h->committed = at;
-    if (is_buddy(cfg))
+    if (has_origin(cfg))
         h->start = h->brk = at - FA_BLOCK_HEADER;
     h->limit = (uintptr_t)region + reserve;
     struct fa_lifo_list *exact = (struct fa_lifo_list *)(h + 1);
@@ -482,10 +536,17 @@ fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
     void *storage = index_storage(cfg) ? exact + exact_lists(cfg) : NULL;
     _fa_index_init(&h->index, _fa_fit_index_kind(h->policy, cfg->index), exact, exact_lists(cfg),
                    storage);
-    if (arena && is_buddy(cfg)) {
+    if (layout_of(cfg) == FA_INDEX_SLAB) {
+        uint32_t *pages = (uint32_t *)((char *)storage + index_storage(cfg));
+        _fa_slab_lists_init(h->index.slab, h->start, pages, slab_pages(cfg, reserve));
+    }
+    if (arena && has_origin(cfg)) {
         h->committed = h->limit = h->brk = h->start + arena;
         FA_HEAP_COUNT(h, heap_bytes, arena);
-        _fa_buddy_fill(h, h->start, h->brk, false);
+        if (layout_of(cfg) == FA_INDEX_BUDDY)
+            _fa_buddy_fill(h, h->start, h->brk, false);
+        else
+            _fa_slab_arena(h);
     } else if (arena) {
         /* One free block spans the arena; the break sits at its end for good. */
         h->committed = h->limit = h->start + arena;
@@ -502,11 +563,11 @@ fa_classic_heap *_fa_classic_heap_create_at(void *region, size_t reserve,
 fa_classic_heap *_fa_classic_heap_create(const struct fa_classic_heap_config *cfg, size_t reserve)
 {
     if (cfg->arena)
-        reserve = metadata_size(cfg) + fa_align_up(cfg->arena, FA_OS_PAGE);
+        reserve = metadata_size(cfg, 0) + fa_align_up(cfg->arena, FA_OS_PAGE);
     reserve = fa_align_up(reserve, FA_OS_PAGE);
     size_t align = FA_OS_PAGE;
-    if (is_buddy(cfg)) {
-        align = buddy_origin(metadata_size(cfg), reserve, cfg->arena);
+    if (has_origin(cfg)) {
+        align = aligned_origin(metadata_size(cfg, reserve), reserve, arena_size(cfg));
         if (!align)
             return NULL;
     }

@@ -111,6 +111,12 @@ static inline bool fa_heap_is_buddy(const fa_classic_heap *h)
     return h->index.kind == FA_INDEX_BUDDY;
 }
 
+/* The heap has the slab allocator's layout (heap/slab.h). */
+static inline bool fa_heap_is_slab(const fa_classic_heap *h)
+{
+    return h->index.kind == FA_INDEX_SLAB;
+}
+
 static inline bool _fa_classic_heap_contains(const fa_classic_heap *h, const void *p)
 {
     return (uintptr_t)p >= h->start && (uintptr_t)p < h->limit;

@@ -6,7 +6,8 @@
  *     block's footer repeats its size, a used block carries its check word;
  *   - with coalescing on, no two free blocks are neighbours; in the buddy layout, instead, every
  *     block is a power of two at a multiple of its size from the start, and no free block has
- *     its buddy free and whole (buddy.h);
+ *     its buddy free and whole (buddy.h); in the slab layout free blocks never merge, and
+ *     its own rules hold (slab.h);
  *   - every free block is in the index exactly once, and nothing else is: the checker sets the
  *     MARK bit of every indexed block (a block met twice is already marked), then the heap walk
  *     clears the mark of each free block (one without a mark is missing from the index) and
@@ -20,6 +21,7 @@
 #include "platform/os.h"
 #include "lab/heap/buddy.h"
 #include "lab/heap/classic_heap.h"
+#include "lab/heap/slab.h"
 
 __attribute__((noreturn, cold)) static void broken(const fa_classic_heap *h, const char *what,
                                                    uintptr_t block)
@@ -74,7 +76,7 @@ void _fa_classic_heap_check(fa_classic_heap *h)
                 broken(h, "free block without the free tag", block);
             if (!(w0 & FA_TAG_MARK))
                 broken(h, "free block missing from the index", block);
-            if (prev_free && h->cfg.coalesce && !buddy)
+            if (prev_free && h->cfg.coalesce && !buddy && !fa_heap_is_slab(h))
                 broken(h, "two neighbouring free blocks with coalescing on", block);
             if (buddy && h->cfg.coalesce) {
                 uintptr_t other = fa_buddy_of(h, block, size);
@@ -109,6 +111,8 @@ void _fa_classic_heap_check(fa_classic_heap *h)
         broken(h, "arena heap moved its break", 0);
     if (h->brk > h->committed || h->committed > h->limit)
         broken(h, "break beyond committed memory", 0);
+    if (fa_heap_is_slab(h))
+        _fa_slab_check(h);
 }
 
 /* Debug builds check after every operation while a heap has at most this many blocks; a

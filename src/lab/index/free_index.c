@@ -8,6 +8,7 @@ size_t _fa_index_storage_size(enum fa_index_kind kind)
 {
     return kind == FA_INDEX_TLSF    ? sizeof(struct fa_tlsf)
            : kind == FA_INDEX_BUDDY ? sizeof(struct fa_buddy_lists)
+           : kind == FA_INDEX_SLAB  ? sizeof(struct fa_slab_lists)
                                     : 0;
 }
 
@@ -25,6 +26,9 @@ void _fa_index_init(struct fa_free_index *ix, enum fa_index_kind kind, struct fa
     ix->exact_max_block = exact_count ? FA_BLOCK_MIN + (exact_count - 1) * FA_BLOCK_ALIGN : 0;
     ix->tlsf = kind == FA_INDEX_TLSF ? storage : NULL;
     ix->buddy = kind == FA_INDEX_BUDDY ? storage : NULL;
+    ix->slab = kind == FA_INDEX_SLAB ? storage : NULL;
+    if (ix->slab)
+        _fa_slab_lists_init(ix->slab, 0, NULL, 0);
     if (ix->tlsf)
         _fa_tlsf_init(ix->tlsf);
     if (ix->buddy)
@@ -41,6 +45,8 @@ static void put(struct fa_free_index *ix, uintptr_t block, size_t size)
         _fa_tlsf_insert(ix->tlsf, block);
     else if (ix->kind == FA_INDEX_BUDDY)
         _fa_buddy_lists_insert(ix->buddy, block);
+    else if (ix->kind == FA_INDEX_SLAB)
+        _fa_slab_lists_insert(ix->slab, block);
     else if (ix->kind == FA_INDEX_ADDRESS_LIST)
         _fa_addr_list_insert(&ix->list, block, ix->rover);
     else
@@ -56,6 +62,8 @@ static void take(struct fa_free_index *ix, uintptr_t block, size_t size)
         _fa_tlsf_remove(ix->tlsf, block, size);
     else if (ix->kind == FA_INDEX_BUDDY)
         _fa_buddy_lists_remove(ix->buddy, block, size);
+    else if (ix->kind == FA_INDEX_SLAB)
+        _fa_slab_lists_remove(ix->slab, block);
     else if (ix->kind == FA_INDEX_ADDRESS_LIST)
         _fa_addr_list_remove(&ix->list, block);
     else
@@ -76,7 +84,7 @@ void _fa_index_remove(struct fa_free_index *ix, uintptr_t block)
 void _fa_index_resized(struct fa_free_index *ix, uintptr_t block, size_t old_size)
 {
     /* The block may change lists. */
-    if (ix->exact_count || ix->kind == FA_INDEX_TLSF || ix->kind == FA_INDEX_BUDDY) {
+    if (ix->exact_count || ix->kind >= FA_INDEX_TLSF) {
         take(ix, block, old_size);
         put(ix, block, fa_block_size(block));
     } else if (ix->kind != FA_INDEX_ADDRESS_LIST) {
@@ -88,8 +96,7 @@ void _fa_index_replace(struct fa_free_index *ix, uintptr_t old_block, uintptr_t 
 {
     FA_ASSERT(new_block < old_block);
     /* Where the size is the key, the block leaves its place and takes another. */
-    if (ix->exact_count || ix->kind == FA_INDEX_SIZE_TREE || ix->kind == FA_INDEX_TLSF ||
-        ix->kind == FA_INDEX_BUDDY) {
+    if (ix->exact_count || ix->kind == FA_INDEX_SIZE_TREE || ix->kind >= FA_INDEX_TLSF) {
         _fa_index_remove(ix, old_block);
         _fa_index_insert(ix, new_block);
     } else if (ix->kind == FA_INDEX_ADDRESS_LIST) {
@@ -109,6 +116,8 @@ void _fa_index_visit(const struct fa_free_index *ix, void (*fn)(uintptr_t block,
         _fa_tlsf_visit(ix->tlsf, fn, arg);
     } else if (ix->kind == FA_INDEX_BUDDY) {
         _fa_buddy_lists_visit(ix->buddy, fn, arg);
+    } else if (ix->kind == FA_INDEX_SLAB) {
+        _fa_slab_lists_visit(ix->slab, fn, arg);
     } else if (ix->kind == FA_INDEX_ADDRESS_LIST) {
         for (uintptr_t b = _fa_addr_list_first(&ix->list); b; b = fa_list_next(b))
             fn(b, arg);
@@ -140,6 +149,8 @@ void _fa_index_check(const struct fa_free_index *ix, const void *heap)
         _fa_tlsf_check(ix->tlsf, heap);
     else if (ix->kind == FA_INDEX_BUDDY)
         _fa_buddy_lists_check(ix->buddy, heap);
+    else if (ix->kind == FA_INDEX_SLAB)
+        _fa_slab_lists_check(ix->slab, heap);
     else if (ix->kind == FA_INDEX_ADDRESS_LIST)
         _fa_addr_list_check(&ix->list, heap, ix->rover);
     else

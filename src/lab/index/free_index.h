@@ -8,7 +8,9 @@
  *   address list   the textbook list in address order (FITALLOC_LAB_INDEX=list)
  *   TLSF           two-level segregated lists under bitmaps, O(1) (tlsf_index.h)
  *   buddy lists    one list per power of two under a bitmap, the buddy heap's (buddy_lists.h)
- *   The last two keep their lists in storage after the heap, like the exact lists.
+ *   slab lists     one list per size class and one of free page runs, the slab heap's
+ *                  (slab_lists.h)
+ *   The last three keep their lists in storage after the heap, like the exact lists.
  *
  * Segregated fit wraps exact-size lists around it: with exact_count > 0, a free block of at
  * most exact_max_block bytes sits in the LIFO list of its size, exact[(size - FA_BLOCK_MIN) /
@@ -28,14 +30,17 @@
 #include "lab/index/buddy_lists.h"
 #include "lab/index/fit_list.h"
 #include "lab/index/fit_tree.h"
+#include "lab/index/slab_lists.h"
 #include "lab/index/tlsf_index.h"
 
 enum fa_index_kind {
     FA_INDEX_ADDRESS_TREE,
     FA_INDEX_SIZE_TREE,
     FA_INDEX_ADDRESS_LIST,
+    /* From here on, segregated lists: a resized block changes list (free_index.c). */
     FA_INDEX_TLSF,
-    FA_INDEX_BUDDY
+    FA_INDEX_BUDDY,
+    FA_INDEX_SLAB
 };
 
 struct fa_free_index {
@@ -48,6 +53,7 @@ struct fa_free_index {
     size_t exact_max_block;       /* 0 without exact lists */
     struct fa_tlsf *tlsf;         /* the TLSF kind */
     struct fa_buddy_lists *buddy; /* the buddy kind */
+    struct fa_slab_lists *slab;   /* the slab kind (its page table set by the heap) */
 };
 
 /* Bytes of storage the kind keeps outside the index (TLSF's and the buddy's lists), or 0. */
