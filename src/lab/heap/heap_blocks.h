@@ -1,6 +1,5 @@
-/* What the heap kinds of heap/ share: the block steps of a classic heap, each with the counters
- * it moves (classic_heap.c, and buddy.c for the buddy system's heap). Only the heap's current
- * owner calls them. */
+/* What the layouts of heap/ share: the block steps of a classic heap, each with the counters it
+ * moves (classic_heap.c, buddy.c and slab.c). Only the heap's current owner calls them. */
 #ifndef FA_LAB_HEAP_BLOCKS_H
 #define FA_LAB_HEAP_BLOCKS_H
 
