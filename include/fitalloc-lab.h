@@ -15,7 +15,10 @@
 extern "C" {
 #endif
 
-#define FA_LAB_STATS_VERSION 1
+#define FA_LAB_STATS_VERSION 2
+/* Size classes of the statistics: class k holds the blocks of [2^k, 2^(k+1)) bytes, header
+ * included (the buddy system's orders; TLSF's first levels). */
+#define FA_LAB_SIZE_CLASSES 48
 
 struct fa_lab_stats {
     uint32_t size;    /* sizeof(struct fa_lab_stats) of the caller: set before calling */
@@ -51,6 +54,13 @@ struct fa_lab_stats {
     uint64_t futex_waits;
     uint64_t futex_wakes;
     uint64_t heaps; /* lab heaps in use (1, threads, or arenas) */
+    /* Internal fragmentation (version 2): what the counted mallocs were granted against what
+     * they requested */
+    uint64_t granted;                   /* sum of the usable sizes of the counted mallocs */
+    double frag_granted_over_requested; /* granted / requested (1: no waste; 0 when nothing) */
+    struct {
+        uint64_t mallocs, requested, granted;
+    } size_classes[FA_LAB_SIZE_CLASSES]; /* the same by the granted block's size class */
 };
 
 /* Fill *out (out->size set by the caller); 0, or -1 if not in lab mode or out->size too small. */

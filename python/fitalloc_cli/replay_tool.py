@@ -14,7 +14,7 @@ import sys
 from . import locate
 from .errors import CommandError
 
-POLICIES = ["first", "next", "best", "worst", "segregated"]
+POLICIES = ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab"]
 INDEXES = ["tree", "list"]
 ENGINE = "engine"
 

@@ -27,7 +27,7 @@ LABELS = {
     "mesh_returned": "meshing: returned", "mesh_merges": "meshing: merges",
     "mallocs": "mallocs", "reuses": "reuses", "grows": "grows", "splits": "splits",
     "coalesces": "coalesces", "blocks": "blocks", "requested": "requested",
-    "max_heap": "max heap", "free_blocks": "free blocks", "free_bytes": "free bytes",
+    "granted": "granted", "max_heap": "max heap", "free_blocks": "free blocks", "free_bytes": "free bytes",
     "largest_free": "largest free block", "average_free_block": "average free block",
     "heap_bytes": "heap", "free_space_with_headers": "free space with headers",
     "direct_allocs": "direct allocations", "direct_frees": "direct frees",
@@ -36,10 +36,11 @@ LABELS = {
     "futex_wakes": "futex wakes", "heaps": "heaps",
     "frag_free_over_heap": "fragmentation (free / heap)",
     "frag_largest_over_free": "fragmentation (1 - largest / free)",
+    "frag_granted_over_requested": "internal fragmentation (granted / requested)",
 }
 BYTES = {"bytes_in_use", "large_in_use", "reserved", "committed", "peak_committed", "purged",
          "mesh_saved", "mesh_returned",
-         "requested", "max_heap", "free_bytes", "largest_free", "average_free_block",
+         "requested", "granted", "max_heap", "free_bytes", "largest_free", "average_free_block",
          "heap_bytes", "free_space_with_headers", "direct_bytes"}
 # Shown in the title line, not as rows.
 LAB_CONFIG = ("pid", "policy", "index", "lock", "coalesce", "arena")
@@ -94,8 +95,7 @@ def _rows(fields: dict, skip) -> list[str]:
     return [f"  {label:<{width}}  {value}" for label, value in items]
 
 
-def _size_classes(classes: list) -> list[str]:
-    cols = ["block", "allocs", "frees", "live"]
+def _size_classes(classes: list, cols=("block", "allocs", "frees", "live")) -> list[str]:
     cells = [[count(c.get(k)) if isinstance(c.get(k), int) else "-" for k in cols]
              for c in classes if isinstance(c, dict)]
     if not cells:
@@ -125,6 +125,9 @@ def format_lab(fields: dict) -> str:
               "arena " + (human_bytes(arena) if arena else "none (the heap grows)")]
     lines = [f"fitalloc lab statistics ({', '.join(config)})"]
     lines += _rows(fields, skip=set(LAB_CONFIG))
+    classes = fields.get("size_classes")
+    if isinstance(classes, list):
+        lines += _size_classes(classes, ("block", "mallocs", "requested", "granted"))
     return "\n".join(lines) + "\n"
 
 

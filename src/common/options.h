@@ -34,7 +34,7 @@
     X(secure_zero, "SECURE_ZERO", FA_OPT_BOOL, 0, 0, "secure mode: fill freed blocks with zeros")  \
     X(quarantine, "QUARANTINE", FA_OPT_SIZE, 256 << 10, 0,                                         \
       "secure mode: bytes of freed blocks each thread holds back from reuse")                      \
-    X(policy, "POLICY", FA_OPT_CHOICE, 2, "first|next|best|worst|segregated",                      \
+    X(policy, "POLICY", FA_OPT_CHOICE, 2, "first|next|best|worst|segregated|tlsf|buddy|slab",      \
       "lab: placement policy")                                                                     \
     X(lab_index, "LAB_INDEX", FA_OPT_CHOICE, 0, "tree|list",                                       \
       "lab: how free blocks are found (O(log n) trees or the textbook list)")                      \
@@ -85,7 +85,11 @@ enum fa_policy {
     FA_POLICY_NEXT,
     FA_POLICY_BEST,
     FA_POLICY_WORST,
-    FA_POLICY_SEGREGATED
+    FA_POLICY_SEGREGATED,
+    FA_POLICY_TLSF,
+    FA_POLICY_BUDDY,
+    FA_POLICY_SLAB,
+    FA_POLICY_COUNT /* not a choice: how many there are */
 };
 enum fa_lab_index { FA_LAB_INDEX_TREE, FA_LAB_INDEX_LIST };
 enum fa_lock_mode { FA_LOCK_GLOBAL, FA_LOCK_THREAD, FA_LOCK_ARENAS };

@@ -22,6 +22,12 @@ static void add_heap(fa_classic_heap *h, bool exclusive, fa_lab_lock_t *lock, vo
     out->coalesces += FA_HEAP_READ(h, coalesces);
     out->blocks += FA_HEAP_READ(h, blocks);
     out->requested += FA_HEAP_READ(h, requested);
+    out->granted += FA_HEAP_READ(h, granted);
+    for (unsigned k = 0; k < FA_LAB_SIZE_CLASSES; k++) {
+        out->size_classes[k].mallocs += FA_HEAP_READ(h, class_mallocs[k]);
+        out->size_classes[k].requested += FA_HEAP_READ(h, class_requested[k]);
+        out->size_classes[k].granted += FA_HEAP_READ(h, class_granted[k]);
+    }
     out->max_heap += FA_HEAP_READ(h, payload_grown);
     uint64_t free_blocks = FA_HEAP_READ(h, free_blocks);
     uint64_t free_size = FA_HEAP_READ(h, free_size);
@@ -53,6 +59,8 @@ void _fa_lab_instance_stats(struct fa_lab *lab, struct fa_lab_stats *out)
         out->frag_free_over_heap = (double)out->free_space_with_headers / (double)out->heap_bytes;
     if (out->free_bytes)
         out->frag_largest_over_free = 1.0 - (double)out->largest_free / (double)out->free_bytes;
+    if (out->requested)
+        out->frag_granted_over_requested = (double)out->granted / (double)out->requested;
     fa_mutex_lock(&lab->direct.lock);
     out->direct_allocs = lab->direct.allocs;
     out->direct_frees = lab->direct.frees;
@@ -156,8 +164,35 @@ static const char *fixed6(char *buf, size_t size, double v)
 
 const char *_fa_lab_policy_name(enum fa_policy policy)
 {
-    static const char *const names[] = {"first", "next", "best", "worst", "segregated"};
-    return (unsigned)policy <= FA_POLICY_SEGREGATED ? names[policy] : "?";
+    static const char *const names[] = {"first",      "next", "best",  "worst",
+                                        "segregated", "tlsf", "buddy", "slab"};
+    _Static_assert(sizeof names / sizeof names[0] == FA_POLICY_COUNT, "a name for each policy");
+    return (unsigned)policy < FA_POLICY_COUNT ? names[policy] : "?";
+}
+
+/* The size classes that served a malloc: JSON objects, or text lines under a heading. */
+static void print_classes(int fd, bool json, const struct fa_lab_stats *s)
+{
+    bool first = true;
+    for (unsigned k = 0; k < FA_LAB_SIZE_CLASSES; k++) {
+        uint64_t mallocs = s->size_classes[k].mallocs;
+        if (!mallocs)
+            continue;
+        unsigned long long block = 1ull << k, requested = s->size_classes[k].requested,
+                           granted = s->size_classes[k].granted;
+        if (json)
+            _fa_message(fd,
+                        "%s{\"block\": %llu, \"mallocs\": %llu, \"requested\": %llu, "
+                        "\"granted\": %llu}",
+                        first ? "" : ", ", block, (unsigned long long)mallocs, requested, granted);
+        else
+            _fa_message(fd,
+                        "%s    blocks from %llu bytes: %llu mallocs, %llu bytes requested, %llu "
+                        "granted\n",
+                        first ? "  by size class:\n" : "", block, (unsigned long long)mallocs,
+                        requested, granted);
+        first = false;
+    }
 }
 
 void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
@@ -173,6 +208,7 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
         {"coalesces", "coalesces", s.coalesces, false},
         {"blocks", "blocks", s.blocks, false},
         {"requested", "requested", s.requested, true},
+        {"granted", "granted", s.granted, true},
         {"max heap", "max_heap", s.max_heap, true},
         {"free blocks", "free_blocks", s.free_blocks, false},
         {"free bytes", "free_bytes", s.free_bytes, true},
@@ -192,10 +228,16 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
     };
     const struct fa_lab_config *cfg = &lab->cfg;
     const char *policy = _fa_lab_policy_name(cfg->heap.policy);
-    const char *index = cfg->heap.index == FA_LAB_INDEX_LIST ? "list" : "tree";
-    char frag1[40], frag2[40];
+    enum fa_index_kind kind = _fa_fit_index_kind(_fa_fit_policy(cfg->heap.policy), cfg->heap.index);
+    const char *index = kind == FA_INDEX_TLSF           ? "tlsf"
+                        : kind == FA_INDEX_BUDDY        ? "buddy"
+                        : kind == FA_INDEX_SLAB         ? "slab"
+                        : kind == FA_INDEX_ADDRESS_LIST ? "list"
+                                                        : "tree";
+    char frag1[40], frag2[40], frag3[40];
     const char *f1 = fixed6(frag1, sizeof frag1, s.frag_free_over_heap);
     const char *f2 = fixed6(frag2, sizeof frag2, s.frag_largest_over_free);
+    const char *f3 = fixed6(frag3, sizeof frag3, s.frag_granted_over_requested);
     if (json) {
         _fa_message(fd,
                     "{\"fitalloc_lab\": {\"pid\": %d, \"policy\": \"%s\", \"index\": \"%s\", "
@@ -203,8 +245,12 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
                     _fa_os_pid(), policy, index, lab->ops->name,
                     cfg->heap.coalesce ? "true" : "false", (unsigned long long)cfg->heap.arena);
         _fa_report_rows(fd, true, rows, sizeof rows / sizeof rows[0]);
-        _fa_message(fd, ", \"frag_free_over_heap\": %s, \"frag_largest_over_free\": %s}}\n", f1,
-                    f2);
+        _fa_message(fd,
+                    ", \"frag_free_over_heap\": %s, \"frag_largest_over_free\": %s, "
+                    "\"frag_granted_over_requested\": %s, \"size_classes\": [",
+                    f1, f2, f3);
+        print_classes(fd, true, &s);
+        _fa_message(fd, "]}}\n");
         return;
     }
     _fa_message(fd, "fitalloc: lab statistics (pid %d; policy %s, index %s, lock %s, coalescing %s",
@@ -215,4 +261,6 @@ void _fa_lab_instance_stats_print(struct fa_lab *lab, int fd, bool json)
     _fa_report_rows(fd, false, rows, sizeof rows / sizeof rows[0]);
     _fa_message(fd, "  fragmentation (free/heap): %s\n", f1);
     _fa_message(fd, "  fragmentation (1 - largest/free): %s\n", f2);
+    _fa_message(fd, "  internal fragmentation (granted/requested): %s\n", f3);
+    print_classes(fd, false, &s);
 }

@@ -34,7 +34,7 @@ def check(cond, msg):
     if not cond:
         bad.append(msg)
 
-configs = ["first", "next", "best", "worst", "segregated", "engine"]
+configs = ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab", "engine"]
 doc = json.load(open(os.path.join(res, "replay", "study.json")))
 check([e["name"] for e in doc["programs"]] == ["python3"], f"programs {doc['programs']}")
 e = doc["programs"][0]

@@ -1,7 +1,7 @@
 """A stand-in for fitalloc-replay with its interface (docs/command.md), for the command's
 tests: the command is tested on its own, whatever the real replay computes. It checks the
 trace's magic only, and instead of replaying the trace it runs a small free-list simulation
-(first/next/best/worst fit, segregated as best) over a fixed pseudo-random sequence of
+(first/next/best/worst fit, segregated, tlsf, buddy and slab as best) over a fixed pseudo-random sequence of
 allocations, so that the maps of the policies differ. Every call appends its arguments as one
 JSON line to $FAKE_REPLAY_LOG when set. FAKE_REPLAY_SYNTH=N writes N regular blocks instead (a
 large map, fast). FAKE_REPLAY_FAIL=N exits with N and a message after parsing;
@@ -13,7 +13,7 @@ import os
 import random
 import sys
 
-POLICIES = ["first", "next", "best", "worst", "segregated"]
+POLICIES = ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab"]
 FIELDS = ["config", "ops", "peak_heap", "end_heap", "peak_live", "frag_free_mean",
           "frag_free_end", "frag_largest_mean", "frag_largest_end", "free_blocks_mean",
           "free_blocks_end", "splits", "coalesces", "mean_ns", "p99_ns", "failed", "unmatched"]

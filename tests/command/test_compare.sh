@@ -15,7 +15,7 @@ args=$(last_replay_args | tr '\n' ' ')
 [[ "$args" == "t.fat --policy all --index tree --json --engine --map-out "* ]] ||
     fail "compare: fitalloc-replay got: $args"
 expect_png maps/compare.png 100000 "compare"
-for config in first next best worst segregated; do
+for config in first next best worst segregated tlsf buddy slab; do
     expect_png "maps/$config.png" 40000 "compare: $config"
     grep -Eq "^\| $config \| 2,000 \|" maps/replay.md || fail "replay.md has no row for $config"
 done
@@ -26,10 +26,10 @@ grep -q '^|---|' maps/replay.md || fail "replay.md is not a Markdown table"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 configs = [r["config"] for r in doc["rows"]]
-assert configs == ["first", "next", "best", "worst", "segregated", "engine"], configs
+assert configs == ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab", "engine"], configs
 assert doc["trace"] == "t.fat" and all(r["ops"] == 2000 for r in doc["rows"]), doc
 PYEOF
-[ "$(awk 'NR > 3 { print $1 }' "$WORK/out" | tr '\n' ' ')" = "first next best worst segregated engine " ] ||
+[ "$(awk 'NR > 3 { print $1 }' "$WORK/out" | tr '\n' ' ')" = "first next best worst segregated tlsf buddy slab engine " ] ||
     fail "compare did not print the table: $(cat "$WORK/out")"
 [ -s maps/csv/first.blocks.csv ] && [ -s maps/csv/segregated.series.csv ] || fail "--keep-csv: $(ls -R maps)"
 

@@ -17,10 +17,10 @@ expect_png first.png 20000 "map of the python3 trace"
 run_cmd compare t.fat -o cmp
 expect_rc 0 "compare"
 expect_png cmp/compare.png 40000 "compare"
-for p in first next best worst segregated; do
+for p in first next best worst segregated tlsf buddy slab; do
     expect_png "cmp/$p.png" 20000 "compare: $p"
     grep -q "| $p " cmp/replay.md || fail "compare: no row for $p in replay.md"
 done
-"$PYTHON" -c 'import json, sys; rows = json.load(open("cmp/replay.json"))["rows"]; sys.exit(len(rows) != 5)' ||
-    fail "compare: replay.json does not have the five policies"
+"$PYTHON" -c 'import json, sys; rows = json.load(open("cmp/replay.json"))["rows"]; sys.exit(len(rows) != 8)' ||
+    fail "compare: replay.json does not have the eight policies"
 echo "ok: maps of the python3 trace drawn"

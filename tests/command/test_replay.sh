@@ -15,7 +15,7 @@ expect_rc 0 "replay"
 expect_in "$WORK/out" "trace t.fat: 2,000 records, 1 threads" "the table's heading"
 head -n 2 "$WORK/out" | tail -n 1 | grep -Eq '^config +ops +peak heap' || fail "the table's header"
 configs=$(awk 'NR > 3 { print $1 }' "$WORK/out" | tr '\n' ' ')
-[ "$configs" = "first next best worst segregated " ] || fail "the table's rows: $configs"
+[ "$configs" = "first next best worst segregated tlsf buddy slab " ] || fail "the table's rows: $configs"
 
 run_cmd replay t.fat --policy first,best --index list --engine --samples 50
 expect_rc 0 "replay with options"
@@ -34,14 +34,14 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 rows = doc["rows"]
 assert doc["trace"] == "t.fat" and doc["records"] == 2000, doc
-assert [r["config"] for r in rows] == ["first", "next", "best", "worst", "segregated", "engine"]
+assert [r["config"] for r in rows] == ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab", "engine"]
 assert rows[-1]["splits"] is None and rows[0]["splits"] > 0, rows
 PYEOF
 run_cmd replay t.fat --engine --csv
 expect_rc 0 "replay --csv"
 fields="config,ops,peak_heap,end_heap,peak_live,frag_free_mean,frag_free_end,frag_largest_mean,frag_largest_end,free_blocks_mean,free_blocks_end,splits,coalesces,mean_ns,p99_ns,failed,unmatched"
 [ "$(head -n 1 "$WORK/out")" = "$fields" ] || fail "replay --csv header: $(head -n 1 "$WORK/out")"
-[ "$(wc -l <"$WORK/out")" = 7 ] || fail "replay --csv: $(wc -l <"$WORK/out") lines, expected 7"
+[ "$(wc -l <"$WORK/out")" = 10 ] || fail "replay --csv: $(wc -l <"$WORK/out") lines, expected 10"
 grep -Eq '^engine,2000,[0-9]+,[0-9]+,[0-9]+,[0-9.]+,[0-9.]+,,,,,,,' "$WORK/out" ||
     fail "replay --csv: the engine row: $(grep '^engine' "$WORK/out")"
 

@@ -51,6 +51,9 @@ expect_in "$WORK/out" "fitalloc lab statistics (pid $pid, policy worst, index tr
 grep -Eq "^  mallocs +$(thousands "$mallocs")$" "$WORK/out" ||
     fail "stats: no 'mallocs $mallocs' row: $(cat "$WORK/out")"
 expect_in "$WORK/out" "fragmentation (free / heap)" "lab fragmentation"
+expect_in "$WORK/out" "internal fragmentation (granted / requested)" "lab internal fragmentation"
+grep -Eq "^ +block +mallocs +requested +granted$" "$WORK/out" ||
+    fail "stats: no lab size classes' header: $(cat "$WORK/out")"
 
 # Two dumps in one file: both, in order.
 cat "$WORK/lab.err" "$WORK/fast.err" >"$WORK/both.err"

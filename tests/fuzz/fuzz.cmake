@@ -46,7 +46,7 @@ endfunction()
 
 _fa_fuzz_test(fast fuzz_fast ${_fz_runs_fast})
 set(_fz_lab FITALLOC_MODE=lab FITALLOC_LOCK=global)
-foreach(_fz first-tree next-tree best-tree worst-tree segregated-tree best-list)
+foreach(_fz first-tree next-tree best-tree worst-tree segregated-tree tlsf-tree buddy-tree slab-tree best-list)
     string(REGEX MATCH "^[a-z]+" _fz_policy "${_fz}")
     string(REGEX MATCH "[a-z]+$" _fz_index "${_fz}")
     _fa_fuzz_test(lab-${_fz} fuzz_lab ${_fz_runs_lab} ${_fz_lab}
@@ -57,6 +57,8 @@ _fa_fuzz_test(lab-first-list-nocoalesce fuzz_lab ${_fz_runs_lab} ${_fz_lab}
     FITALLOC_POLICY=first FITALLOC_LAB_INDEX=list FITALLOC_LAB_COALESCE=0 FITALLOC_LAB_ARENA=256K)
 _fa_fuzz_test(lab-best-tree-arena64k fuzz_lab ${_fz_runs_lab} ${_fz_lab}
     FITALLOC_POLICY=best FITALLOC_LAB_INDEX=tree FITALLOC_LAB_ARENA=65536)
+_fa_fuzz_test(lab-tlsf-arena64k fuzz_lab ${_fz_runs_lab} ${_fz_lab}
+    FITALLOC_POLICY=tlsf FITALLOC_LAB_ARENA=65536)
 
 # 2-4 threads per input, handing blocks to each other (fuzz_threads.c).
 _fa_fuzz_test(threads-fast fuzz_threads ${_fz_runs_threads})

@@ -60,9 +60,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     coalesce = fa_option_get("lab_coalesce") != 0;
     arena = fa_option_get("lab_arena") != 0;
     state.oom_ok = arena;
-    static const char *const policies[] = {"first", "next", "best", "worst", "segregated"};
+    static const char *const policies[] = {"first",      "next", "best",  "worst",
+                                           "segregated", "tlsf", "buddy", "slab"};
     fprintf(stderr, "fuzz_lab: policy %s, index %s, coalescing %s, arena %lld bytes\n",
-            policies[fa_option_get("policy") % 5], fa_option_get("lab_index") ? "list" : "tree",
+            policies[fa_option_get("policy") % 8], fa_option_get("lab_index") ? "list" : "tree",
             coalesce ? "on" : "off", fa_option_get("lab_arena"));
     return 0;
 }

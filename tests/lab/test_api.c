@@ -164,12 +164,17 @@ static void test_stats_and_hist(void)
     CHECK_EQ(text_value(text, "free blocks"), s.free_blocks);
     CHECK_EQ(text_value(text, "max heap"), s.max_heap);
     CHECK(strstr(text, "\n  fragmentation (free/heap): 0.") != NULL);
+    CHECK(strstr(text, "\n  internal fragmentation (granted/requested): 1.") != NULL);
+    CHECK(strstr(text, "\n  by size class:\n    blocks from ") != NULL);
+    CHECK_GE(s.granted, s.requested);
     const char *json = capture(_fa_lab_stats_print, true);
     CHECK(strstr(json, "{\"fitalloc_lab\": {") == json);
     char key[64];
     snprintf(key, sizeof key, "\"mallocs\": %llu,", (unsigned long long)s.mallocs);
     CHECK_MSG(strstr(json, key) != NULL, "no %s in %s", key, json);
     CHECK(strstr(json, "\"frag_largest_over_free\": 0.") != NULL);
+    CHECK(strstr(json, "\"frag_granted_over_requested\": 1.") != NULL);
+    CHECK(strstr(json, "\"size_classes\": [{\"block\": ") != NULL);
     CHECK(json[strlen(json) - 1] == '\n');
 
     for (int i = 0; i < 5; i++)

@@ -253,6 +253,9 @@ int main(void)
         test_churn(lock, FA_POLICY_BEST);
         test_churn(lock, FA_POLICY_NEXT);
         test_churn(lock, FA_POLICY_SEGREGATED);
+        test_churn(lock, FA_POLICY_TLSF);
+        test_churn(lock, FA_POLICY_BUDDY);
+        test_churn(lock, FA_POLICY_SLAB);
         test_no_overlap(lock);
     }
     printf("lab/threads: ok\n");

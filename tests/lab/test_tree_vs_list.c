@@ -9,7 +9,8 @@
 
 #define LIVE 400
 
-static const char *const policy_name[] = {"first", "next", "best", "worst", "segregated"};
+static const char *const policy_name[] = {"first",      "next", "best",  "worst",
+                                          "segregated", "tlsf", "buddy", "slab"};
 
 static size_t offset(const fa_classic_heap *h, const void *p)
 {
@@ -77,7 +78,7 @@ int main(void)
     unsigned ops = 20000 * fa_test_scale();
     if (FA_TEST_SANITIZED)
         ops /= 2;
-    for (int policy = 0; policy <= FA_POLICY_SEGREGATED; policy++) {
+    for (int policy = 0; policy < FA_POLICY_COUNT; policy++) {
         compare(policy, true, false, 7 + policy, ops);
         compare(policy, false, false, 70 + policy, ops / 2);
         compare(policy, true, true, 700 + policy, ops / 2); /* allocations fail too */

@@ -8,8 +8,10 @@
 #     program's large blocks counted; two threads seen.
 #   lab (FITALLOC_MODE=lab, each FITALLOC_LOCK, a chosen FITALLOC_POLICY): {"fitalloc_lab":
 #     {pid, policy, index, lock, coalesce, arena, mallocs, frees, ..., heaps,
-#     frag_free_over_heap, frag_largest_over_free}}: the options read back, counters integers,
-#     mallocs at least the program's, fragmentation numbers in [0, 1].
+#     frag_free_over_heap, frag_largest_over_free, frag_granted_over_requested, size_classes:
+#     [{block, mallocs, requested, granted}]}}: the options read back (TLSF and the buddy system
+#     name their own index), counters integers, mallocs at least the program's, external
+#     fragmentation in [0, 1], granted at least requested, the size classes adding up.
 # Also with a program that closes stderr before exit (fitalloc keeps its own copy).
 source "$(dirname "${BASH_SOURCE[0]}")/../override/common.sh"
 need_env CC
@@ -115,17 +117,19 @@ else:
     expect(list(doc) == ["fitalloc_lab"], f"top-level keys {list(doc)}")
     s = doc.get("fitalloc_lab", {})
     counters = ["mallocs", "frees", "reuses", "grows", "splits", "coalesces", "blocks",
-                "requested", "max_heap", "free_blocks", "free_bytes", "largest_free",
+                "requested", "granted", "max_heap", "free_blocks", "free_bytes", "largest_free",
                 "average_free_block", "heap_bytes", "free_space_with_headers", "direct_allocs",
                 "direct_frees", "direct_bytes", "lock_acquisitions", "lock_contended",
                 "futex_waits", "futex_wakes", "heaps"]
     keys = (["pid", "policy", "index", "lock", "coalesce", "arena"] + counters +
-            ["frag_free_over_heap", "frag_largest_over_free"])
+            ["frag_free_over_heap", "frag_largest_over_free", "frag_granted_over_requested",
+             "size_classes"])
     expect(list(s) == keys, f"keys {list(s)}, expected {keys}")
     expect(s.get("pid") == pid, f"pid {s.get('pid')} != {pid}")
     expect(s.get("policy") == policy, f"policy {s.get('policy')!r} != {policy!r}")
     expect(s.get("lock") == lock, f"lock {s.get('lock')!r} != {lock!r}")
-    expect(s.get("index") == "tree", f"index {s.get('index')!r}")
+    own_index = policy if policy in ("tlsf", "buddy") else "tree"
+    expect(s.get("index") == own_index, f"index {s.get('index')!r}")
     expect(s.get("coalesce") is True, f"coalesce {s.get('coalesce')!r}")
     expect(s.get("arena") == 0, f"arena {s.get('arena')!r}")
     for k in counters:
@@ -136,6 +140,16 @@ else:
     for k in ("frag_free_over_heap", "frag_largest_over_free"):
         v = s.get(k)
         expect(isinstance(v, float) and 0 <= v <= 1, f"{k} = {v!r} not in [0, 1]")
+    # Internal fragmentation: every malloc is granted at least what it asked for, and the size
+    # classes add up to the totals.
+    expect(s.get("granted", 0) >= s.get("requested", 0) > 0, "granted < requested")
+    ratio = s.get("frag_granted_over_requested")
+    expect(isinstance(ratio, float) and ratio >= 1, f"granted/requested = {ratio!r}")
+    classes = s.get("size_classes", [])
+    expect(isinstance(classes, list) and classes, "no size classes")
+    for f in ("mallocs", "requested", "granted"):
+        total = sum(c.get(f, 0) for c in classes if isinstance(c, dict))
+        expect(total == s.get(f), f"size classes: {f} {total} != {s.get(f)}")
 if errors:
     print(f"{mode}: " + "; ".join(errors), file=sys.stderr)
     sys.exit(1)
@@ -164,5 +178,7 @@ run lab-global global-best FITALLOC_MODE=lab
 run lab-global-first global-first FITALLOC_MODE=lab FITALLOC_LOCK=global FITALLOC_POLICY=first
 run lab-thread thread-segregated FITALLOC_MODE=lab FITALLOC_LOCK=thread FITALLOC_POLICY=segregated
 run lab-arenas arenas-next FITALLOC_MODE=lab FITALLOC_LOCK=arenas FITALLOC_POLICY=next
+run lab-thread-buddy thread-buddy FITALLOC_MODE=lab FITALLOC_LOCK=thread FITALLOC_POLICY=buddy
+run lab-global-tlsf global-tlsf FITALLOC_MODE=lab FITALLOC_LOCK=global FITALLOC_POLICY=tlsf
 run lab-arenas-closed arenas-worst FITALLOC_MODE=lab FITALLOC_LOCK=arenas FITALLOC_POLICY=worst
 echo "reliability/stats_json: ok"

@@ -86,11 +86,12 @@ int main(void)
     CHECK_MSG(same_rows(first, with_options), "FITALLOC_* options changed the rows:\n%s\n%s", first,
               with_options);
 
-    /* Six rows, the replay really happened, and the engine row has its empty fields. */
+    /* Nine rows, the replay really happened, and the engine row has its empty fields. */
     CHECK_EQ(csv_u64(first, "first", "ops"), OPS);
     CHECK_EQ(csv_u64(first, "engine", "ops"), OPS);
-    const char *configs[] = {"first", "next", "best", "worst", "segregated", "engine"};
-    for (size_t i = 0; i < 6; i++) {
+    const char *configs[] = {"first", "next",  "best", "worst", "segregated",
+                             "tlsf",  "buddy", "slab", "engine"};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         CHECK_GT(csv_u64(first, configs[i], "peak_heap"), 0);
         CHECK_GE(csv_u64(first, configs[i], "peak_live"), live_bytes);
         CHECK_EQ(csv_u64(first, configs[i], "failed"), 0);

@@ -96,8 +96,9 @@ int main(void)
     struct run_result r = run_replay("map", "map.fat", "--csv", "--engine", "--samples", "50",
                                      "--map-out", "map-out/nested");
     CHECK_RUN(r, 0, "");
-    const char *configs[] = {"first", "next", "best", "worst", "segregated"};
-    for (size_t i = 0; i < 5; i++) {
+    const char *configs[] = {"first",      "next", "best",  "worst",
+                             "segregated", "tlsf", "buddy", "slab"};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         char path[256];
         snprintf(path, sizeof path, "map-out/nested/%s.blocks.csv", configs[i]);
         check_blocks(path, &tb, live_bytes);

@@ -11,7 +11,9 @@
  *
  * End: first fit heap 2272, free blocks 800 + 224, 1 split; best fit heap 1344, one free block
  * of 96, 1 split. Worst fit behaves as first fit here, segregated fit
- * (blocks above its exact lists go to best fit) as best fit; the list index as the tree. */
+ * (blocks above its exact lists go to best fit) as best fit; the list index as the tree. So does
+ * TLSF: c's 224 bytes have a list of their own size (below 256 bytes), b's hole; d's 928 start a
+ * subrange, [928, 960), whose search goes on to a's 1024 in the next first level. */
 #include "replay_test.h"
 
 #define A 0x10000
@@ -69,6 +71,7 @@ int main(void)
     check_row(r.out, "worst", &first_fit_like);
     check_row(r.out, "best", &best_fit_like);
     check_row(r.out, "segregated", &best_fit_like);
+    check_row(r.out, "tlsf", &best_fit_like);
     /* Mean over the samples: one point after each of the 10 operations. The free-block count
      * of first fit, op by op: 0 0 0 0 1 2 2 2 2 2 -> 11 / 10; of best fit 0 0 0 0 1 2 1 1 1 1 -> 7 / 10. */
     CHECK_NEAR(csv_double(r.out, "first", "free_blocks_mean"), 1.1, 1e-9);

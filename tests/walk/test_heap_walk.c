@@ -70,7 +70,7 @@ static void count_calls(uintptr_t block, size_t size, bool used, void *arg)
 
 int main(void)
 {
-    for (int policy = 0; policy <= FA_POLICY_SEGREGATED; policy++) {
+    for (int policy = 0; policy < FA_POLICY_COUNT; policy++) {
         for (int index = 0; index < 2; index++) {
             for (int coalesce = 0; coalesce < 2; coalesce++) {
                 struct fa_classic_heap_config cfg = {

@@ -349,9 +349,10 @@ int main(int argc, char **argv)
     if (argc > 3 && strcmp(argv[1], "--child") == 0)
         return run_child(argv[2], argv[3]);
     fast_mode_and_empty_lab();
-    static const char *const policies[] = {"first", "next", "best", "worst", "segregated"};
+    static const char *const policies[] = {"first",      "next", "best",  "worst",
+                                           "segregated", "tlsf", "buddy", "slab"};
     static const char *const locks[] = {"global", "thread", "arenas"};
-    for (int p = 0; p < 5; p++) {
+    for (int p = 0; p < FA_POLICY_COUNT; p++) {
         for (int l = 0; l < 3; l++) {
             char policy[64], lock[64], what[128];
             snprintf(policy, sizeof policy, "FITALLOC_POLICY=%s", policies[p]);

@@ -9,8 +9,8 @@
 #include "common/options.h"
 
 /* The order of enum fa_policy (src/common/options.h). */
-const char *const replay_policy_names[REPLAY_POLICIES] = {"first", "next", "best", "worst",
-                                                          "segregated"};
+const char *const replay_policy_names[REPLAY_POLICIES] = {"first",      "next", "best",  "worst",
+                                                          "segregated", "tlsf", "buddy", "slab"};
 
 #define MAX_SAMPLES 100000000
 
@@ -20,8 +20,10 @@ void cli_usage(FILE *out)
           "Replays a FITALLOC_TRACE file, in program order and from one thread, through a lab\n"
           "heap per policy (and the fast engine), and prints one row per configuration.\n"
           "  --policy LIST     \"all\" (default) or a comma list of first,next,best,worst,"
-          "segregated\n"
-          "  --index tree|list the lab's free-block index (default tree)\n"
+          "segregated,tlsf,buddy,slab\n"
+          "  --index tree|list the lab's free-block index (default tree; tlsf, buddy, slab keep "
+          "their "
+          "own)\n"
           "  --engine          also replay through the fast engine (a row named \"engine\")\n"
           "  --json | --csv    output format (default: an aligned text table)\n"
           "  --map-out DIR     also write DIR/<config>.blocks.csv and DIR/<config>.series.csv\n"
@@ -61,7 +63,7 @@ static int parse_policies(const char *list, struct replay_cli *cli)
                 found = p;
         if (found < 0)
             return usage_error("--policy: \"%.*s\" is not one of all, first, next, best, worst, "
-                               "segregated",
+                               "segregated, tlsf, buddy, slab",
                                (int)len, s);
         bool seen = false;
         for (size_t i = 0; i < cli->policy_count; i++)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define REPLAY_POLICIES 5
+#define REPLAY_POLICIES 8
 
 enum replay_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
 

@@ -42,7 +42,11 @@ static size_t largest_in_exact_lists(const fa_classic_heap *h)
 
 size_t lab_largest_free_block(fa_classic_heap *h)
 {
-    if (h->cfg.index != FA_LAB_INDEX_TREE) {
+    if (h->index.kind == FA_INDEX_TLSF)
+        return _fa_tlsf_largest(h->index.tlsf);
+    if (h->index.kind == FA_INDEX_BUDDY)
+        return _fa_buddy_lists_largest(h->index.buddy);
+    if (h->cfg.index != FA_LAB_INDEX_TREE || h->index.kind == FA_INDEX_SLAB) {
         size_t payload = _fa_classic_heap_largest_free(h);
         return payload ? payload + FA_BLOCK_HEADER : 0;
     }

@@ -7,10 +7,12 @@
  * answer in O(log n) instead:
  *   size tree (best and worst fit, segregated fit's larger blocks): its rightmost block;
  *   segregated fit with no larger block free: the largest non-empty exact list;
+ *   TLSF: the highest non-empty list by its bitmaps, whose blocks are visited;
+ *   buddy: the highest order whose list is not empty, by its bitmap;
  *   address tree (first and next fit): the largest size a first-fit search from the heap's
  *     start still finds, by bisection over sizes (each search one descent guided by the tree's
  *     augmented values).
- * The list index has no such shortcut: its blocks are visited. replay_lab.c checks the answer
+ * The list index and the slab's lists have no such shortcut: their blocks are visited. replay_lab.c checks the answer
  * against the heap walk at the end of every replay.
  */
 #ifndef FA_REPLAY_LARGEST_FREE_H

@@ -55,6 +55,9 @@ struct fa_classic_heap_counters {
     uint64_t free_blocks;
     uint64_t free_size;  /* whole free blocks, headers included */
     uint64_t heap_bytes; /* brk - start */
+    uint64_t granted;    /* usable bytes of the counted mallocs (their blocks less the header) */
+    /* By the granted block's size class (FA_LAB_SIZE_CLASSES: [2^k, 2^(k+1)) bytes). */
+    uint64_t class_mallocs[48], class_requested[48], class_granted[48];
 };
 
 typedef struct fa_classic_heap {
@@ -101,6 +104,18 @@ size_t _fa_classic_heap_usable(fa_classic_heap *h, const void *p, const char *ca
 void _fa_classic_heap_remote_free(fa_classic_heap *h, void *p, const char *caller);
 /* The owner: free every block other threads handed back. */
 void _fa_classic_heap_drain(fa_classic_heap *h);
+
+/* The heap has the buddy system's layout (heap/buddy.h). */
+static inline bool fa_heap_is_buddy(const fa_classic_heap *h)
+{
+    return h->index.kind == FA_INDEX_BUDDY;
+}
+
+/* The heap has the slab allocator's layout (heap/slab.h). */
+static inline bool fa_heap_is_slab(const fa_classic_heap *h)
+{
+    return h->index.kind == FA_INDEX_SLAB;
+}
 
 static inline bool _fa_classic_heap_contains(const fa_classic_heap *h, const void *p)
 {

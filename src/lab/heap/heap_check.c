@@ -4,7 +4,10 @@
  *     size is a multiple of 16 and at least FA_BLOCK_MIN: the sizes sum to the heap size;
  *   - the tags agree: a block's PREV_FREE bit is its previous neighbour's FREE bit, a free
  *     block's footer repeats its size, a used block carries its check word;
- *   - with coalescing on, no two free blocks are neighbours;
+ *   - with coalescing on, no two free blocks are neighbours; in the buddy layout, instead, every
+ *     block is a power of two at a multiple of its size from the start, and no free block has
+ *     its buddy free and whole (buddy.h); in the slab layout free blocks never merge, and
+ *     its own rules hold (slab.h);
  *   - every free block is in the index exactly once, and nothing else is: the checker sets the
  *     MARK bit of every indexed block (a block met twice is already marked), then the heap walk
  *     clears the mark of each free block (one without a mark is missing from the index) and
@@ -16,7 +19,9 @@
 #include "platform/arch.h"
 #include "platform/compiler.h"
 #include "platform/os.h"
+#include "lab/heap/buddy.h"
 #include "lab/heap/classic_heap.h"
+#include "lab/heap/slab.h"
 
 __attribute__((noreturn, cold)) static void broken(const fa_classic_heap *h, const char *what,
                                                    uintptr_t block)
@@ -52,7 +57,7 @@ void _fa_classic_heap_check(fa_classic_heap *h)
     _fa_index_visit(&h->index, mark_indexed, &m);
 
     size_t blocks = 0, free_blocks = 0, free_size = 0;
-    bool prev_free = false;
+    bool prev_free = false, buddy = fa_heap_is_buddy(h);
     uintptr_t block = h->start;
     while (block < h->brk) {
         uintptr_t w0 = fa_block_word0(block);
@@ -60,6 +65,8 @@ void _fa_classic_heap_check(fa_classic_heap *h)
         bool is_free = w0 & FA_TAG_FREE;
         if (size < FA_BLOCK_MIN || (size & (FA_BLOCK_ALIGN - 1)) || size > h->brk - block)
             broken(h, "bad block size", block);
+        if (buddy && ((size & (size - 1)) || (block - h->start) % size))
+            broken(h, "buddy block not a power of two at a multiple of its size", block);
         if (!(w0 & FA_TAG_PREV_FREE) != !prev_free)
             broken(h, "PREV_FREE bit disagrees with the previous block", block);
         if (is_free) {
@@ -69,8 +76,13 @@ void _fa_classic_heap_check(fa_classic_heap *h)
                 broken(h, "free block without the free tag", block);
             if (!(w0 & FA_TAG_MARK))
                 broken(h, "free block missing from the index", block);
-            if (prev_free && h->cfg.coalesce)
+            if (prev_free && h->cfg.coalesce && !buddy && !fa_heap_is_slab(h))
                 broken(h, "two neighbouring free blocks with coalescing on", block);
+            if (buddy && h->cfg.coalesce) {
+                uintptr_t other = fa_buddy_of(h, block, size);
+                if (other < h->brk && fa_block_is_free(other) && fa_block_size(other) == size)
+                    broken(h, "a free block's buddy is free and whole with coalescing on", block);
+            }
             fa_block_set_word0(block, w0 & ~FA_TAG_MARK);
             free_blocks++;
             free_size += size;
@@ -99,6 +111,8 @@ void _fa_classic_heap_check(fa_classic_heap *h)
         broken(h, "arena heap moved its break", 0);
     if (h->brk > h->committed || h->committed > h->limit)
         broken(h, "break beyond committed memory", 0);
+    if (fa_heap_is_slab(h))
+        _fa_slab_check(h);
 }
 
 /* Debug builds check after every operation while a heap has at most this many blocks; a

@@ -142,6 +142,6 @@ void _fa_lifo_check(const struct fa_lifo_list *l, const void *heap, size_t size)
     const char *name = "exact-size free list";
     check_links(l->head, l->count, heap, name);
     for (struct fa_list_node *n = l->head; n; n = n->next)
-        if (fa_block_size(fa_list_block(n)) != size)
+        if (size && fa_block_size(fa_list_block(n)) != size)
             broken(heap, name, "block of another size", fa_list_block(n));
 }

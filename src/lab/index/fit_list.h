@@ -4,7 +4,7 @@
  *                 the head (O(n)); searches walk it too. FITALLOC_LAB_INDEX=list uses it for
  *                 every policy, to show the classic cost next to the trees.
  *   fa_lifo_list  an unordered doubly linked list with push and pop at the head, O(1): the
- *                 exact-size lists of segregated fit.
+ *                 exact-size lists of segregated fit and TLSF's lists (tlsf_index.h).
  */
 #ifndef FA_LAB_FIT_LIST_H
 #define FA_LAB_FIT_LIST_H
@@ -44,7 +44,7 @@ void _fa_addr_list_check(const struct fa_addr_list *l, const void *heap, uintptr
 
 void _fa_lifo_push(struct fa_lifo_list *l, uintptr_t block);
 void _fa_lifo_remove(struct fa_lifo_list *l, uintptr_t block);
-/* Check links and count, and that every block has `size`; abort naming `heap`. */
+/* Check links and count, and that every block has `size` (0: any); abort naming `heap`. */
 void _fa_lifo_check(const struct fa_lifo_list *l, const void *heap, size_t size);
 
 static inline struct fa_list_node *fa_list_node_of(uintptr_t block)

@@ -142,12 +142,14 @@ void _fa_tree_init(struct fa_tree *t, enum fa_tree_order order)
     t->root = NULL;
     t->order = order;
     t->count = 0;
+    t->steps = 0;
 }
 
 static void insert_fixup(struct fa_tree *t, struct fa_tree_node *n)
 {
     struct fa_tree_node *p;
     while ((p = parent_of(n)) && is_red(p)) {
+        t->steps++;
         struct fa_tree_node *g = parent_of(p); /* exists: a red node is never the root */
         int side = g->child[FA_RIGHT] == p;    /* p's side under g */
         struct fa_tree_node *u = g->child[!side];
@@ -174,6 +176,7 @@ void _fa_tree_insert(struct fa_tree *t, uintptr_t block)
 {
     struct fa_tree_node *n = node_of(block), *parent = NULL, **link = &t->root;
     while (*link) {
+        t->steps++;
         parent = *link;
         link = &parent->child[!less(t, n, parent)];
     }
@@ -192,6 +195,7 @@ void _fa_tree_insert(struct fa_tree *t, uintptr_t block)
 static void remove_fixup(struct fa_tree *t, struct fa_tree_node *x, struct fa_tree_node *xp)
 {
     while (x != t->root && !is_red(x)) {
+        t->steps++;
         int side = x != xp->child[FA_LEFT];        /* x's side under xp */
         struct fa_tree_node *w = xp->child[!side]; /* not NULL: its side has the extra black */
         if (is_red(w)) {
@@ -226,12 +230,15 @@ static void remove_fixup(struct fa_tree *t, struct fa_tree_node *x, struct fa_tr
 void _fa_tree_remove(struct fa_tree *t, uintptr_t block)
 {
     struct fa_tree_node *z = node_of(block);
+    t->steps++;
     /* y: the node that leaves its place, z itself or (two children) z's successor. */
     struct fa_tree_node *y = z;
     if (z->child[FA_LEFT] && z->child[FA_RIGHT]) {
         y = z->child[FA_RIGHT];
-        while (y->child[FA_LEFT])
+        while (y->child[FA_LEFT]) {
+            t->steps++;
             y = y->child[FA_LEFT];
+        }
     }
     struct fa_tree_node *x = y->child[FA_LEFT] ? y->child[FA_LEFT] : y->child[FA_RIGHT];
     struct fa_tree_node *xp = parent_of(y);
@@ -310,10 +317,11 @@ uintptr_t _fa_tree_first_fit(const struct fa_tree *t, uintptr_t from, size_t siz
     return n ? block_of(n) : 0;
 }
 
-uintptr_t _fa_tree_lower_bound(const struct fa_tree *t, size_t size)
+uintptr_t _fa_tree_lower_bound(struct fa_tree *t, size_t size)
 {
     struct fa_tree_node *n = t->root, *best = NULL;
     while (n) {
+        t->steps++;
         if (node_size(n) >= size) {
             best = n;
             n = n->child[FA_LEFT];

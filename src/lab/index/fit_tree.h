@@ -31,6 +31,9 @@ struct fa_tree {
     struct fa_tree_node *root;
     enum fa_tree_order order;
     size_t count;
+    /* Nodes visited by insert, remove and the lower bound (descents, successor walks,
+     * rebalancing rounds): tests compare a search's cost with TLSF's (tlsf_index.h). */
+    uint64_t steps;
 };
 
 void _fa_tree_init(struct fa_tree *t, enum fa_tree_order order);
@@ -43,7 +46,7 @@ void _fa_tree_size_changed(struct fa_tree *t, uintptr_t block);
 /* Address order: the lowest-addressed block at or after `from` with size >= size, or 0. */
 uintptr_t _fa_tree_first_fit(const struct fa_tree *t, uintptr_t from, size_t size);
 /* Size order: the smallest block with size >= size (lowest address among equals), or 0. */
-uintptr_t _fa_tree_lower_bound(const struct fa_tree *t, size_t size);
+uintptr_t _fa_tree_lower_bound(struct fa_tree *t, size_t size);
 /* In-order walk: first block (0 if empty), the block after `block` (0 at the end), last. */
 uintptr_t _fa_tree_first(const struct fa_tree *t);
 uintptr_t _fa_tree_next(uintptr_t block);

@@ -4,9 +4,18 @@
 #include "common/assert.h"
 #include "common/message.h"
 
-void _fa_index_init(struct fa_free_index *ix, enum fa_index_kind kind, struct fa_lifo_list *exact,
-                    size_t exact_count)
+size_t _fa_index_storage_size(enum fa_index_kind kind)
 {
+    return kind == FA_INDEX_TLSF    ? sizeof(struct fa_tlsf)
+           : kind == FA_INDEX_BUDDY ? sizeof(struct fa_buddy_lists)
+           : kind == FA_INDEX_SLAB  ? sizeof(struct fa_slab_lists)
+                                    : 0;
+}
+
+void _fa_index_init(struct fa_free_index *ix, enum fa_index_kind kind, struct fa_lifo_list *exact,
+                    size_t exact_count, void *storage)
+{
+    FA_ASSERT(!_fa_index_storage_size(kind) == !storage);
     ix->kind = kind;
     _fa_tree_init(&ix->tree, kind == FA_INDEX_SIZE_TREE ? FA_TREE_BY_SIZE : FA_TREE_BY_ADDRESS);
     ix->list.head = ix->list.rover = NULL;
@@ -15,6 +24,15 @@ void _fa_index_init(struct fa_free_index *ix, enum fa_index_kind kind, struct fa
     ix->exact = exact;
     ix->exact_count = exact_count;
     ix->exact_max_block = exact_count ? FA_BLOCK_MIN + (exact_count - 1) * FA_BLOCK_ALIGN : 0;
+    ix->tlsf = kind == FA_INDEX_TLSF ? storage : NULL;
+    ix->buddy = kind == FA_INDEX_BUDDY ? storage : NULL;
+    ix->slab = kind == FA_INDEX_SLAB ? storage : NULL;
+    if (ix->slab)
+        _fa_slab_lists_init(ix->slab, 0, NULL, 0);
+    if (ix->tlsf)
+        _fa_tlsf_init(ix->tlsf);
+    if (ix->buddy)
+        _fa_buddy_lists_init(ix->buddy);
 }
 
 /* In or out as a block of `size` bytes. */
@@ -23,6 +41,12 @@ static void put(struct fa_free_index *ix, uintptr_t block, size_t size)
     struct fa_lifo_list *exact = fa_index_exact_list(ix, size);
     if (exact)
         _fa_lifo_push(exact, block);
+    else if (ix->kind == FA_INDEX_TLSF)
+        _fa_tlsf_insert(ix->tlsf, block);
+    else if (ix->kind == FA_INDEX_BUDDY)
+        _fa_buddy_lists_insert(ix->buddy, block);
+    else if (ix->kind == FA_INDEX_SLAB)
+        _fa_slab_lists_insert(ix->slab, block);
     else if (ix->kind == FA_INDEX_ADDRESS_LIST)
         _fa_addr_list_insert(&ix->list, block, ix->rover);
     else
@@ -34,6 +58,12 @@ static void take(struct fa_free_index *ix, uintptr_t block, size_t size)
     struct fa_lifo_list *exact = fa_index_exact_list(ix, size);
     if (exact)
         _fa_lifo_remove(exact, block);
+    else if (ix->kind == FA_INDEX_TLSF)
+        _fa_tlsf_remove(ix->tlsf, block, size);
+    else if (ix->kind == FA_INDEX_BUDDY)
+        _fa_buddy_lists_remove(ix->buddy, block, size);
+    else if (ix->kind == FA_INDEX_SLAB)
+        _fa_slab_lists_remove(ix->slab, block);
     else if (ix->kind == FA_INDEX_ADDRESS_LIST)
         _fa_addr_list_remove(&ix->list, block);
     else
@@ -53,7 +83,8 @@ void _fa_index_remove(struct fa_free_index *ix, uintptr_t block)
 
 void _fa_index_resized(struct fa_free_index *ix, uintptr_t block, size_t old_size)
 {
-    if (ix->exact_count) { /* the block may move between an exact list and the index */
+    /* The block may change lists. */
+    if (ix->exact_count || ix->kind >= FA_INDEX_TLSF) {
         take(ix, block, old_size);
         put(ix, block, fa_block_size(block));
     } else if (ix->kind != FA_INDEX_ADDRESS_LIST) {
@@ -64,7 +95,8 @@ void _fa_index_resized(struct fa_free_index *ix, uintptr_t block, size_t old_siz
 void _fa_index_replace(struct fa_free_index *ix, uintptr_t old_block, uintptr_t new_block)
 {
     FA_ASSERT(new_block < old_block);
-    if (ix->exact_count || ix->kind == FA_INDEX_SIZE_TREE) { /* the key changed */
+    /* Where the size is the key, the block leaves its place and takes another. */
+    if (ix->exact_count || ix->kind == FA_INDEX_SIZE_TREE || ix->kind >= FA_INDEX_TLSF) {
         _fa_index_remove(ix, old_block);
         _fa_index_insert(ix, new_block);
     } else if (ix->kind == FA_INDEX_ADDRESS_LIST) {
@@ -80,7 +112,13 @@ void _fa_index_visit(const struct fa_free_index *ix, void (*fn)(uintptr_t block,
     for (size_t i = 0; i < ix->exact_count; i++)
         for (uintptr_t b = _fa_lifo_first(&ix->exact[i]); b; b = fa_list_next(b))
             fn(b, arg);
-    if (ix->kind == FA_INDEX_ADDRESS_LIST) {
+    if (ix->kind == FA_INDEX_TLSF) {
+        _fa_tlsf_visit(ix->tlsf, fn, arg);
+    } else if (ix->kind == FA_INDEX_BUDDY) {
+        _fa_buddy_lists_visit(ix->buddy, fn, arg);
+    } else if (ix->kind == FA_INDEX_SLAB) {
+        _fa_slab_lists_visit(ix->slab, fn, arg);
+    } else if (ix->kind == FA_INDEX_ADDRESS_LIST) {
         for (uintptr_t b = _fa_addr_list_first(&ix->list); b; b = fa_list_next(b))
             fn(b, arg);
     } else {
@@ -107,7 +145,13 @@ void _fa_index_check(const struct fa_free_index *ix, const void *heap)
 {
     for (size_t i = 0; i < ix->exact_count; i++)
         _fa_lifo_check(&ix->exact[i], heap, FA_BLOCK_MIN + i * FA_BLOCK_ALIGN);
-    if (ix->kind == FA_INDEX_ADDRESS_LIST)
+    if (ix->kind == FA_INDEX_TLSF)
+        _fa_tlsf_check(ix->tlsf, heap);
+    else if (ix->kind == FA_INDEX_BUDDY)
+        _fa_buddy_lists_check(ix->buddy, heap);
+    else if (ix->kind == FA_INDEX_SLAB)
+        _fa_slab_lists_check(ix->slab, heap);
+    else if (ix->kind == FA_INDEX_ADDRESS_LIST)
         _fa_addr_list_check(&ix->list, heap, ix->rover);
     else
         _fa_tree_check(&ix->tree, heap);
@@ -118,4 +162,9 @@ void _fa_index_check(const struct fa_free_index *ix, const void *heap)
         struct above_exact a = {ix, heap};
         _fa_index_visit(&rest, check_above_exact, &a);
     }
+}
+
+uint64_t _fa_index_steps(const struct fa_free_index *ix)
+{
+    return ix->kind == FA_INDEX_TLSF ? ix->tlsf->steps : ix->tree.steps;
 }

@@ -9,11 +9,17 @@ const struct fa_fit_policy *_fa_fit_policy(enum fa_policy policy)
         [FA_POLICY_BEST] = &_fa_policy_best,
         [FA_POLICY_WORST] = &_fa_policy_worst,
         [FA_POLICY_SEGREGATED] = &_fa_policy_segregated,
+        [FA_POLICY_TLSF] = &_fa_policy_tlsf,
+        [FA_POLICY_BUDDY] = &_fa_policy_buddy,
+        [FA_POLICY_SLAB] = &_fa_policy_slab,
     };
-    return (unsigned)policy > FA_POLICY_SEGREGATED ? &_fa_policy_best : policies[policy];
+    return (unsigned)policy >= FA_POLICY_COUNT ? &_fa_policy_best : policies[policy];
 }
 
 enum fa_index_kind _fa_fit_index_kind(const struct fa_fit_policy *policy, enum fa_lab_index index)
 {
+    /* TLSF's, the buddy's and the slab's lists are the policy itself: no list version. */
+    if (policy->tree >= FA_INDEX_TLSF)
+        return policy->tree;
     return index == FA_LAB_INDEX_LIST ? FA_INDEX_ADDRESS_LIST : policy->tree;
 }

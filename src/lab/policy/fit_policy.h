@@ -9,6 +9,11 @@
  *   best        size tree, lower bound           O(log n)    address list, whole walk
  *   worst       size tree, rightmost             O(log n)    address list, whole walk
  *   segregated  exact LIFO lists O(1), then best fit over the larger blocks (size tree or list)
+ *   tlsf        its two-level lists and bitmaps, good fit  O(1)   (the same: its own index)
+ *   buddy       a list per power of two, smallest order    O(1)   (the same; the heap takes
+ *               the buddy layout for it, heap/buddy.h)
+ *   slab        a list per size class, pages of runs      O(1)   (the same; the slab layout,
+ *               heap/slab.h; a large request: first fit over the free runs)
  *
  * Both index kinds choose the same block for the same heap (tests/lab/test_tree_vs_list.c).
  */
@@ -36,7 +41,7 @@ enum fa_index_kind _fa_fit_index_kind(const struct fa_fit_policy *policy, enum f
 
 /* One per policy (policy_*.c). */
 extern const struct fa_fit_policy _fa_policy_first, _fa_policy_next, _fa_policy_best,
-    _fa_policy_worst, _fa_policy_segregated;
+    _fa_policy_worst, _fa_policy_segregated, _fa_policy_tlsf, _fa_policy_buddy, _fa_policy_slab;
 
 /* policy_best.c: best fit over the index (also segregated fit's larger blocks). */
 uintptr_t _fa_best_fit(struct fa_free_index *ix, size_t size);
