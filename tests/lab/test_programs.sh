@@ -133,7 +133,7 @@ run_ok "C++ program (libc)" "$WORK/prog" "$rounds" >"$WORK/cxx.ref"
 
 # ---- every policy (global lock, tree index) ----
 
-for policy in first next best worst segregated; do
+for policy in first next best worst segregated tlsf buddy slab; do
     export FITALLOC_POLICY=$policy
     run_lab "sort-$policy" 100 "$WORK/sort.ref" sort "${sort_args[@]}" "$WORK/in.txt"
     if ((have_python)); then
