@@ -144,9 +144,7 @@ static uintptr_t take_block(fa_classic_heap *h, size_t size)
     uintptr_t block = h->policy->find(&h->index, size);
     if (!block)
         return grow(h, size);
-    fa_heap_index_remove(h, block);
-    fa_block_set_size(block, fa_block_size(block), false);
-    fa_heap_set_prev_free_of(h, block + fa_block_size(block), false);
+    fa_heap_take_free(h, block);
     FA_HEAP_COUNT(h, reuses, 1);
     split(h, block, size);
     return block;

@@ -51,6 +51,14 @@ static inline void fa_heap_index_replace(fa_classic_heap *h, uintptr_t old_block
     FA_HEAP_COUNT(h, free_size, fa_block_size(new_block) - old_size);
 }
 
+/* A free block out of the index and used; its next neighbour learns it. */
+static inline void fa_heap_take_free(fa_classic_heap *h, uintptr_t block)
+{
+    fa_heap_index_remove(h, block);
+    fa_block_set_size(block, fa_block_size(block), false);
+    fa_heap_set_prev_free_of(h, block + fa_block_size(block), false);
+}
+
 /* Mark a block free with its footer (the index is the caller's business). */
 static inline void fa_heap_mark_free(uintptr_t block, size_t size)
 {

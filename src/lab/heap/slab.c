@@ -21,14 +21,6 @@ size_t _fa_slab_size_for(size_t n)
     return fa_align_up(size, FA_SLAB_PAGE);
 }
 
-/* A free block out of the index and used; its next neighbour learns it. */
-static void take_free(fa_classic_heap *h, uintptr_t block)
-{
-    fa_heap_index_remove(h, block);
-    fa_block_set_size(block, fa_block_size(block), false);
-    fa_heap_set_prev_free_of(h, block + fa_block_size(block), false);
-}
-
 /* The block is a run of whole pages, not a slab page's block. */
 static bool is_run(const struct fa_slab_lists *s, uintptr_t block)
 {
@@ -113,7 +105,7 @@ static uintptr_t take_run(fa_classic_heap *h, uintptr_t found, size_t size)
 {
     if (!found)
         return grow(h, size, true);
-    take_free(h, found);
+    fa_heap_take_free(h, found);
     size_t have = fa_block_size(found);
     if (have > size) {
         fa_block_set_size(found, size, false);
@@ -163,7 +155,7 @@ uintptr_t _fa_slab_take(fa_classic_heap *h, size_t size)
         carve(h, page, _fa_slab_class_of(size));
         found = page;
     }
-    take_free(h, found);
+    fa_heap_take_free(h, found);
     size_t page = fa_slab_page_of(s, found);
     unsigned cls = fa_slab_page_class(s, page);
     set_page(s, page, cls, fa_slab_page_used(s, page) + 1);
