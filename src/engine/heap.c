@@ -165,6 +165,19 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
     queue_head_changed(heap, page->bin);
 }
 
+/* A page goes to the mesher only when its class's queue holds FA_MESH_SPARE_PAGES other pages
+ * to allocate from: one the heap is about to need again (a producer's page emptied by its
+ * consumer, the second page of a class whose blocks live briefly) would come back at once, each
+ * way walking its blocks. */
+#define FA_MESH_SPARE_PAGES 3
+static bool queue_has_spare(const fa_page_queue_t *q, const fa_page_t *page)
+{
+    int others = 0;
+    for (const fa_page_t *p = q->head; p && others < FA_MESH_SPARE_PAGES; p = p->next)
+        others += p != page;
+    return others == FA_MESH_SPARE_PAGES;
+}
+
 /* A page leaves the full list: back to its queue, or to its segment if it is empty, or, left
  * sparse by frees from other threads (the sparse trigger sees only the owner's), to the
  * mesher. */
@@ -179,7 +192,8 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
         return;
     }
     if (_fa_mesh_on && page->bin < FA_SMALL_BINS && !page->slow &&
-        page->used <= _fa_mesh_sparse_at(page) && _fa_mesh_detach(page))
+        page->used <= _fa_mesh_sparse_at(page) &&
+        queue_has_spare(&heap->queues[page->bin], page) && _fa_mesh_detach(page))
         return;
     queue_append(heap, page);
     queue_head_changed(heap, page->bin);
@@ -274,11 +288,13 @@ void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page)
     /* Not the head (a pinned head never reaches 0) and not full (full pages take the slow
      * path): it is a page in the middle of its queue, empty, or at its sparse trigger. */
     bool sparse = page->sparse_at != 0;
-    queue_remove(&heap->queues[page->bin], page);
+    fa_page_queue_t *q = &heap->queues[page->bin];
+    bool spare = sparse && queue_has_spare(q, page);
+    queue_remove(q, page);
     if (!sparse)
         release_page(heap, page);
-    else if (!_fa_mesh_detach(page))
-        queue_push_back(&heap->queues[page->bin], page); /* no record: it stays, untriggered */
+    else if (!spare || !_fa_mesh_detach(page))
+        queue_push_back(q, page); /* it stays, untriggered */
 }
 
 void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
