@@ -192,8 +192,8 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
         return;
     }
     if (_fa_mesh_on && page->bin < FA_SMALL_BINS && !page->slow &&
-        page->used <= _fa_mesh_sparse_at(page) &&
-        queue_has_spare(&heap->queues[page->bin], page) && _fa_mesh_detach(page))
+        page->used <= _fa_mesh_sparse_at(page) && queue_has_spare(&heap->queues[page->bin], page) &&
+        _fa_mesh_detach(page))
         return;
     queue_append(heap, page);
     queue_head_changed(heap, page->bin);

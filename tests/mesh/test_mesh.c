@@ -190,8 +190,8 @@ static void case_producer(void)
         again[i] = fa_malloc(BLOCK);
         CHECK(again[i]);
         CHECK_MSG((uintptr_t)again[i] >= low && (uintptr_t)again[i] <= high,
-                  "block %zu at %p, outside the first pages [%p, %p]", i, again[i],
-                  (void *)low, (void *)high);
+                  "block %zu at %p, outside the first pages [%p, %p]", i, again[i], (void *)low,
+                  (void *)high);
     }
     CHECK_EQ(fa_test_stats().mesh_detached, 0);
     fa_free(other);
@@ -251,8 +251,8 @@ static void case_double_free(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        const char *cases[] = {"fragment", "remote", "remote-sparse", "producer", "double-free",
-                               "spawn"};
+        const char *cases[] = {"fragment", "remote",      "remote-sparse",
+                               "producer", "double-free", "spawn"};
         mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
         const char *no_pass_env[] = {"FITALLOC_MESH=1", "FITALLOC_PURGE_THREAD=0",
                                      "FITALLOC_MESH_PERIOD=1000s", NULL};
