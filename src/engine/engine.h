@@ -127,6 +127,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
 /* The owner gives back the empty pages its queues keep at hand: those unused since its last
  * look (all of them with `all`). */
 void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all);
+void _fa_heap_settle_sparse(fa_heap_t *heap, bool all);
 void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg);
 void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page);
 void _fa_heap_notify(fa_page_t *page);

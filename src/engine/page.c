@@ -40,6 +40,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->pinned = 0;
     page->sparse_at = 0;
     page->mesh_returns = 0;
+    page->sparse_seen = 0;
     page->xcollected = 0;
     page->next = page->prev = NULL;
     fa_atomic_store_relaxed(&page->xfree, 0);

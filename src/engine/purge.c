@@ -162,7 +162,9 @@ void _fa_purge_fork_parent(void)
 FA_API void fa_collect(void)
 {
     fa_heap_t *heap = _fa_heap_tls;
-    if (heap != &_fa_heap_empty)
+    if (heap != &_fa_heap_empty) {
+        _fa_heap_settle_sparse(heap, true);
         _fa_heap_release_idle_heads(heap, true);
+    }
     purge_run(true);
 }

@@ -174,7 +174,10 @@ typedef struct fa_page_s {
     uint64_t xcollected;    /* remote frees the owner collected (statistics: see stats.c) */
     struct fa_page_s *next; /* the heap's queue for this size class, or its full list */
     struct fa_page_s *prev;
-    uint8_t pad2[8];
+    /* Which of its heap's sparse candidates (fa_sparse_candidate_t) it is, while it is one;
+     * never 0 then, and 0 from setup. */
+    uint32_t sparse_seen;
+    uint8_t pad2[4];
     /* line 2: written by other threads */
     /* Blocks freed by other threads: a lock-free stack, its head's address in the low bits and
      * the number of blocks on it from FA_XFREE_COUNT_SHIFT up (free_list.h), so that the
@@ -269,6 +272,15 @@ typedef struct fa_page_queue_s {
     fa_page_t *tail;
 } fa_page_queue_t;
 
+/* A page whose sparse trigger fired, waiting before it goes to the mesher (heap.c): which
+ * candidacy (the page's sparse_seen then), and since when (ms, wrapping). */
+#define FA_SPARSE_CANDIDATES 64
+typedef struct fa_sparse_candidate_s {
+    struct fa_page_s *page;
+    uint32_t seen;
+    uint32_t since_ms;
+} fa_sparse_candidate_t;
+
 /* A thread's heap. Only its thread touches it, except `notified_pages` (atomic stack). */
 typedef struct fa_heap_s {
     /* n -> the page that serves n bytes, one slot per byte count rather than per class, so
@@ -291,6 +303,10 @@ typedef struct fa_heap_s {
     fa_page_t *idle_head[FA_BINS];
     uint64_t idle_placed[FA_BINS];
     uint64_t next_idle_check;
+    /* Pages whose sparse trigger fired, oldest first from sparse_first (a ring); the number
+     * of candidacies so far names each. */
+    fa_sparse_candidate_t sparse[FA_SPARSE_CANDIDATES];
+    uint32_t sparse_first, sparse_count, sparse_seen;
     uint32_t idle_ticks;
     uint64_t parked_at; /* ms: when its thread ended (on the parked list) */
     /* The large block this heap's thread freed last, kept mapped for its next large malloc

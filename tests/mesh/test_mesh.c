@@ -10,6 +10,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "child.h"
 #include "mesh_test.h"
@@ -201,6 +202,38 @@ static void case_producer(void)
     }
 }
 
+/* Pages whose blocks are all freed, one page after the other (a structure torn down), pass their
+ * sparse trigger on their way to empty: none goes to the mesher, each is released. Pages left
+ * sparse go to the mesher once they have stayed so for a while (heap.c: FA_MESH_SETTLE_MS),
+ * at the heap's next slow path. */
+#define SETTLE_BLOCKS 20000 /* about 20 pages of 64-byte blocks: fewer than the candidates */
+static void case_settle(void)
+{
+    static void *held[SETTLE_BLOCKS];
+    for (size_t i = 0; i < SETTLE_BLOCKS; i++) {
+        held[i] = fa_malloc(BLOCK);
+        CHECK(held[i]);
+    }
+    for (size_t i = 0; i < SETTLE_BLOCKS; i++)
+        fa_free(held[i]);
+    CHECK_EQ(fa_test_stats().mesh_detached, 0);
+
+    for (size_t i = 0; i < SETTLE_BLOCKS; i++)
+        held[i] = fa_malloc(BLOCK);
+    for (size_t i = 0; i < SETTLE_BLOCKS; i++)
+        if (i % 8) {
+            fa_free(held[i]);
+            held[i] = NULL;
+        }
+    struct timespec pause = {0, 30 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    void *other = fa_malloc(4000); /* a slow path: a new page of another class */
+    CHECK(fa_test_stats().mesh_detached > 0);
+    fa_free(other);
+    for (size_t i = 0; i < SETTLE_BLOCKS; i++)
+        fa_free(held[i]);
+}
+
 /* posix_spawn and system() after meshing (they share the parent's memory until exec and run
  * no fork handlers): the programs run, and the parent's blocks are intact. */
 extern char **environ;
@@ -251,8 +284,8 @@ static void case_double_free(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        const char *cases[] = {"fragment", "remote",      "remote-sparse",
-                               "producer", "double-free", "spawn"};
+        const char *cases[] = {"fragment", "remote",      "remote-sparse", "producer",
+                               "settle",   "double-free", "spawn"};
         mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
         const char *no_pass_env[] = {"FITALLOC_MESH=1", "FITALLOC_PURGE_THREAD=0",
                                      "FITALLOC_MESH_PERIOD=1000s", NULL};
@@ -271,6 +304,8 @@ int main(int argc, char **argv)
         case_double_free();
     else if (!strcmp(argv[1], "remote-sparse"))
         case_remote_sparse();
+    else if (!strcmp(argv[1], "settle"))
+        case_settle();
     else if (!strcmp(argv[1], "producer"))
         case_producer();
     else if (!strcmp(argv[1], "spawn"))
