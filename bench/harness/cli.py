@@ -428,14 +428,18 @@ FRAG_COMMAND = "bash tools/bench.sh --study fragmentation"
 
 def fragmentation_study(args: argparse.Namespace, ap: argparse.ArgumentParser,
                         programs: list) -> int:
-    """--study fragmentation: the replay study alone at the study's scale, every program's
-    maps, then the fragmentation tables and plot; report.md holds the two sections."""
+    """--study fragmentation: the replay study alone at the study's scale, then the
+    fragmentation tables and plot; report.md holds the two sections."""
     if not args.results:
         ap.error("--study fragmentation needs --results (tools/bench.sh gives one)")
+    if not os.path.isfile(args.fitalloc):
+        ap.error(f"--study fragmentation: no library at {args.fitalloc}")
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     t0 = time.perf_counter()
-    library = os.path.abspath(args.fitalloc)
-    tools, skipped = replay_study.locate(args.fitalloc, library, args.replay, log)
+    build_dir = os.path.abspath(args.build_dir)
+    os.makedirs(build_dir, exist_ok=True)
+    tools, skipped = replay_study.locate(args.fitalloc, snapshot(build_dir, args.fitalloc),
+                                         args.replay, log)
     if tools is None:
         log(skipped)
         return 2

@@ -1,7 +1,8 @@
 """The study "real programs, replayed" (docs/bench.md): after the timed runs, each program of
-study_programs.py is traced (`fitalloc run --trace`), replayed under every placement policy of
-the lab and through the fast engine (`fitalloc-replay --engine --json`), and drawn side by side
-(`fitalloc compare`). Only these tools read the traces: the study never opens one.
+study_programs.py is traced (`fitalloc run --trace`; a server while its load runs), replayed
+under every placement policy of the lab and through the fast engine (`fitalloc-replay --engine
+--json`), and, for MAP_PROGRAMS, drawn side by side (`fitalloc compare`). Only these tools read
+the traces: the study never opens one. frag_study.py makes the fragmentation table of its rows.
 
 Writes into <results>/replay/:
   study.json               what ran, how long each step took, every program's rows

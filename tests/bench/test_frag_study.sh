@@ -57,8 +57,9 @@ command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null &&
     programs=$programs,redis
 echo "== bash tools/bench.sh --study fragmentation on $programs"
 rc=0
-bash "$src/tools/bench.sh" --lib "$lib" --no-install --replay "$replay" --study fragmentation \
-    --study-programs "$programs" --study-scale 0.1 --no-plots --out "$work/res" \
+bash "$src/tools/bench.sh" --lib "$lib" --bin-dir "$work/bin" --no-install --replay "$replay" \
+    --study fragmentation --study-programs "$programs" --study-scale 0.1 --no-plots \
+    --out "$work/res" \
     >"$work/study.out" 2>"$work/study.err" || rc=$?
 ((rc == 0)) || fail "the study exited $rc: $(tail -n 5 "$work/study.err")"
 
