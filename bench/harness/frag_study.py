@@ -18,16 +18,14 @@ import json
 import os
 
 POLICIES = ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab", "engine"]
-# (key, title, numerator, denominator) of each measure.
-MEASURES = [
-    ("at_peak_live", "heap at the point of peak live memory / peak live",
-     "heap_at_peak_live", "peak_live"),
-    ("at_peak_live_net", "the same, header and alignment set apart",
-     "heap_at_peak_live_blocks", "peak_live_blocks"),
-    ("peak_heap", "peak heap / peak live", "peak_heap", "peak_live"),
-    ("peak_heap_net", "the same, header and alignment set apart", "peak_heap",
-     "peak_live_blocks"),
-]
+# Each measure: (numerator, denominator), fields of fitalloc-replay's rows; _net: without
+# header and alignment overheads.
+MEASURES = {
+    "at_peak_live": ("heap_at_peak_live", "peak_live"),
+    "at_peak_live_net": ("heap_at_peak_live_blocks", "peak_live_blocks"),
+    "peak_heap": ("peak_heap", "peak_live"),
+    "peak_heap_net": ("peak_heap", "peak_live_blocks"),
+}
 
 
 def percent(row: dict, num: str, den: str) -> float | None:
@@ -46,7 +44,7 @@ def measures(doc: dict) -> dict:
         if e["status"] != "ok":
             continue
         out[e["name"]] = {
-            r["config"]: {**{key: percent(r, num, den) for key, _, num, den in MEASURES},
+            r["config"]: {**{key: percent(r, num, den) for key, (num, den) in MEASURES.items()},
                           "granted_over_requested": r.get("granted_over_requested")}
             for r in e["rows"]}
     return out
@@ -134,7 +132,8 @@ def plot(m: dict, path: str) -> str | None:
         for offset, key, label, colour in ((-0.2, with_key, "with header and alignment",
                                             "tab:orange"),
                                            (0.2, net_key, "without", "tab:blue")):
-            means = [policy_means(m, key)[c] or 0.0 for c in configs]
+            per_policy = policy_means(m, key)
+            means = [per_policy[c] or 0.0 for c in configs]
             xs = [i + offset for i in range(len(configs))]
             ax.bar(xs, means, width=0.38, color=colour, alpha=0.6, label=f"mean, {label}")
             for i, c in enumerate(configs):

@@ -316,14 +316,16 @@ def _prepare_xz(work: str, scale: float) -> Invocation:
 
 def _prepare_redis(work: str, scale: float) -> Invocation:
     """The server on a unix socket, fed by redis-benchmark (untraced): strings, lists, sets,
-    hashes and sorted sets with random keys and values of 3 sizes, then shut down. The server
-    is traced; the load script waits for it, runs the benchmark and stops it."""
-    requests = _scaled(3000, scale)
+    hashes and sorted sets over 5,000 random keys, in four rounds whose values are 200, 3000,
+    16 and again 200 bytes (each round replaces the values of the one before: the heap grows,
+    shrinks and is filled again), then shut down. The server is traced; the load script waits
+    for it, runs the benchmark and stops it."""
+    requests = _scaled(2500, scale)
     sock = os.path.join(work, "redis.sock")
     load = f"""set -e
 for i in $(seq 100); do redis-cli -s {sock} ping >/dev/null 2>&1 && break; sleep 0.1; done
-for d in 16 200 3000; do
-    redis-benchmark -s {sock} -q -n {requests} -r 50000 -d $d -P 8 \\
+for d in 200 3000 16 200; do
+    redis-benchmark -s {sock} -q -n {requests} -r 5000 -d $d -P 8 \\
         -t set,get,lpush,lpop,sadd,hset,spop,zadd,incr >/dev/null
 done
 redis-cli -s {sock} shutdown nosave >/dev/null || true
