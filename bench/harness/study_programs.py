@@ -321,7 +321,7 @@ def _prepare_redis(work: str, scale: float) -> Invocation:
     shrinks and is filled again), then shut down. The server is traced; the load script waits
     for it, runs the benchmark and stops it."""
     requests = _scaled(2500, scale)
-    sock = os.path.join(work, "redis.sock")
+    sock = "redis.sock"  # in the work folder, where the server and its load run
     load = f"""set -e
 for i in $(seq 100); do redis-cli -s {sock} ping >/dev/null 2>&1 && break; sleep 0.1; done
 for d in 200 3000 16 200; do
@@ -333,7 +333,7 @@ redis-cli -s {sock} shutdown nosave >/dev/null || true
     with open(os.path.join(work, "load.sh"), "w") as f:
         f.write(load)
     return Invocation(["redis-server", "--port", "0", "--unixsocket", sock, "--save", "",
-                       "--appendonly", "no", "--dir", work], load=["bash", "load.sh"],
+                       "--appendonly", "no", "--dir", "."], load=["bash", "load.sh"],
                       inputs=["load.sh"])
 
 
