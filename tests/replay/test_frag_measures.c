@@ -16,7 +16,8 @@
  * The buddy system: blocks of a power of two at a multiple of their size. a takes 128 at 0;
  * b 1024 at 1024, the break moving to 2048 (128-1024 tiled by free blocks of 128, 256, 512); c
  * the free 128 at 128; b's 1024 freed does not merge (its buddy, 0-1024, is split); d's 2048
- * goes at 2048: heap 4096 at the peak. Granted 112 + 1008 + 112 + 2032 = 3264. */
+ * goes at 2048: heap 4096 at the peak. Granted 112 + 1008 + 112 + 2032 = 3264, by size class
+ * (usable bytes in [2^k, 2^(k+1))): 2 blocks from 64, 1 from 512, 1 from 1024. */
 #include "replay_test.h"
 
 #define A 0x10000
@@ -50,6 +51,16 @@ int main(void)
     check_measures(r.out, "first", 3296, 3232);
     check_measures(r.out, "best", 3296, 3232);
     check_measures(r.out, "buddy", 4096, 3264);
+    run_result_release(&r);
+
+    /* Granted by size class (usable bytes, powers of two): buddy's 112, 112 | 1008 | 2032. */
+    r = run_replay("frag_measures_json", "frag_measures.fat", "--policy", "buddy", "--json");
+    CHECK_RUN(r, 0, "");
+    CHECK_MSG(strstr(r.out, "\"size_classes\": [{\"from\": 64, \"allocs\": 2, \"requested\": 200, "
+                            "\"granted\": 224}, {\"from\": 512, \"allocs\": 1, \"requested\": "
+                            "1000, \"granted\": 1008}, {\"from\": 1024, \"allocs\": 1, "
+                            "\"requested\": 2000, \"granted\": 2032}]") != NULL,
+              "%s", r.out);
     run_result_release(&r);
 
     /* The engine: no header, 16-byte alignment: standard blocks at the peak 112 + 112 + 2000. */
