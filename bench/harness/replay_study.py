@@ -194,6 +194,14 @@ def find_program(program: Program) -> str | None:
     return shutil.which(program.executable)
 
 
+def missing_tool(program: Program) -> tuple[str, str] | None:
+    """The first program it needs that is not installed, with its Debian package; or None."""
+    if find_program(program) is None:
+        return program.executable, program.package
+    return next(((name, pkg) for name, pkg in program.helpers if shutil.which(name) is None),
+                None)
+
+
 def biggest_trace(path: str) -> tuple[str | None, int]:
     """The trace of the process that made the most calls (the largest file: records have one
     size), among path and path.PID of the processes the program started; and their number."""
@@ -209,11 +217,11 @@ def study_one(program: Program, tools: Tools, out_dir: str, work: str, scale: fl
     entry = {"name": program.name, "what": program.what, "status": "ok", "note": "",
              "command": "", "processes": 0, "records": None, "threads": None, "rows": [],
              "maps": None, "trace_s": None, "replay_s": None, "compare_s": None}
-    exe = find_program(program)
-    if exe is None:
+    missing = missing_tool(program)
+    if missing:
+        name, pkg = missing
         entry["status"] = "missing"
-        entry["note"] = (f"{program.executable} not found (Debian: apt-get install "
-                         f"{program.package})")
+        entry["note"] = f"{name} not found (Debian: apt-get install {pkg})"
         log(f"replay study: {program.name} not studied: {entry['note']}")
         return entry
     dest = os.path.join(out_dir, program.name)

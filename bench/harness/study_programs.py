@@ -41,6 +41,8 @@ class Program:
     several_processes: bool = False
     # Heap maps drawn (fitalloc compare): for a few programs only (replay_study.MAP_PROGRAMS).
     maps_by_default: bool = False
+    # Other programs it needs on PATH (a server's load), each with its Debian package.
+    helpers: tuple[tuple[str, str], ...] = ()
 
 
 def _scaled(base: int, scale: float) -> int:
@@ -172,8 +174,8 @@ def _prepare_gcc(work: str, scale: float) -> Invocation:
 
 def cpp_source(classes: int) -> str:
     """`classes` structs holding a map of strings to vectors and a vector of unique_ptrs, each
-    with a member template instantiated by a function that fills, sorts and scores it: work
-    for cc1plus's template instantiation, overload resolution and inlining."""
+    with a function that fills, sorts (a lambda) and scores it: work for cc1plus's template
+    instantiation, overload resolution and inlining."""
     out = ["#include <algorithm>", "#include <map>", "#include <memory>", "#include <string>",
            "#include <vector>", ""]
     for i in range(classes):
@@ -273,8 +275,8 @@ def _prepare_git(work: str, scale: float) -> Invocation:
     stream, repo = "history.fi", "repo.git"
     with open(os.path.join(work, stream), "w") as f:
         f.write(fast_import_stream(_scaled(150, scale)))
-    if not os.path.isdir(os.path.join(work, repo)):
-        subprocess.run(["git", "init", "-q", "--bare", repo], cwd=work, check=True,
+    if not os.path.isdir(os.path.join(work, repo)):  # if this fails, so does fast-import
+        subprocess.run(["git", "init", "-q", "--bare", repo], cwd=work,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return Invocation(["git", "-C", repo, "fast-import", "--quiet", "--force"],
                       {"GIT_CONFIG_NOSYSTEM": "1", "HOME": work}, stdin=stream, inputs=[stream])
@@ -362,7 +364,9 @@ PROGRAMS = [
             "xz -6 compressing generated text files one after the other", _prepare_xz),
     Program("redis", "redis-server", "redis-server",
             "redis-server on a unix socket under redis-benchmark (strings, lists, sets, hashes, "
-            "sorted sets; values of 16, 200 and 3000 bytes), then shut down", _prepare_redis),
+            "sorted sets over 5,000 keys; rounds of values of 200, 3000, 16 and 200 bytes), then "
+            "shut down", _prepare_redis,
+            helpers=(("redis-benchmark", "redis-tools"), ("redis-cli", "redis-tools"))),
 ]
 NAMES = [p.name for p in PROGRAMS]
 
