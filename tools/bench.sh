@@ -7,9 +7,10 @@
 # bench/requirements.txt), then runs the default suite: every workload under fitalloc, the
 # lab configurations that fit it, glibc, jemalloc, tcmalloc and mimalloc (those installed),
 # 3 interleaved repetitions, smoke size: about 5 minutes on 2 cores, with a progress bar; then
-# the replay study (python3, sqlite3 and gcc traced, replayed under every policy, drawn: about
-# 30 s more). Prints the tables; writes bench/results/<timestamp>/ (report.md, runs.csv,
-# figures.csv, runs.json, summary.json, plots/*.png, replay/). docs/bench.md explains it all.
+# the replay study (nine real programs traced, replayed under every policy, three of them drawn,
+# and the fragmentation table: under a minute more). Prints the tables; writes
+# bench/results/<timestamp>/ (report.md, runs.csv, figures.csv, runs.json, summary.json,
+# plots/*.png, replay/, fragmentation/). docs/bench.md explains it all.
 #
 #   -w LIST          workloads or groups (stress, classic, issue12, ece650-fit, cs33): see --list
 #   -a LIST          allocators: fitalloc mimalloc jemalloc tcmalloc glibc lab lab-<config>
@@ -23,6 +24,9 @@
 #   --no-install     never install anything (plots are skipped without matplotlib)
 #   --list           list the workloads and allocators
 #   --no-study       no replay study (-w leaves it out too; --study, --study-programs LIST add it)
+#   --study fragmentation
+#                    only the fragmentation study: the replay study's programs at a larger
+#                    scale, the table and its plot, no timed runs (minutes)
 # Anything else (--ref glibc, --timeout 120, ...) goes to bench/compare.py as is.
 # Exit status: 0 all runs passed, 1 some run (or replay study step) FAILED, 2 usage or build error.
 set -euo pipefail
@@ -36,7 +40,7 @@ install=1
 list=0
 pass=()
 
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 need_value() { [[ $# -ge 2 ]] || { echo "tools/bench.sh: $1 needs a value" >&2; exit 2; }; }
 
 while (($#)); do

@@ -9,9 +9,10 @@
 #        aarch64 cross compiler and qemu-user for the aarch64 stage, dpkg-dev, pandoc, help2man
 #        and lintian for the Debian packages' stage: tools/package.sh)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib,
-#        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, sqlite3 for the replay
-#        study, redis-server and redis-tools for the Redis study and z3 for the smt case of
-#        -w issue12; the bench runs without them)
+#        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, sqlite3, git and xz-utils
+#        for the replay study's programs, redis-server and redis-tools for the Redis study and
+#        the replay study's server, and z3 for the smt case of -w issue12; the bench runs
+#        without them)
 #
 # Without --if-missing: apt-get update and install them all (CI). With --if-missing: install
 # only when some are missing, and only if we are root or have password-less sudo; otherwise
@@ -31,7 +32,7 @@ test)
     ;;
 bench)
     needed=("${build[@]}" python3 time)
-    wanted=(python3-matplotlib "${peers[@]}" sqlite3 redis-server redis-tools z3)
+    wanted=(python3-matplotlib "${peers[@]}" sqlite3 git xz-utils redis-server redis-tools z3)
     ;;
 *)
     echo "usage: bash tools/deps.sh test|bench [--if-missing]" >&2

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from . import allocators as al
-from . import pathologies, plots, redis_study, replay_study, report, results, studies
+from . import frag_study, pathologies, plots, redis_study, replay_study, report, results, studies
 from . import study_programs
 from . import study_report, summary, table
 from .build import BuildError, build
@@ -77,8 +77,12 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Arg
                     help="do not run the replay study (real programs traced and replayed under "
                          "every policy after the timed runs; default: on with the default suite "
                          "and --results)")
-    ap.add_argument("--study", action="store_true",
-                    help="run the replay study even with -w (it runs with the default suite)")
+    ap.add_argument("--study", nargs="?", const="replay", choices=["replay", "fragmentation"],
+                    help="replay (the default with no value): run the replay study even with "
+                         "-w (it runs with the default suite); fragmentation: run only the "
+                         "fragmentation study, every program at scale "
+                         f"{replay_study.SCALES['fragmentation']:g}, with its plot, no timed "
+                         "runs")
     ap.add_argument("--study-programs", default=None, metavar="LIST",
                     help="the study's programs: all (default) or a comma list of "
                          + ", ".join(study_programs.NAMES) + " (implies --study)")
@@ -203,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--redis-scale needs a positive number")
     if args.redis_reps is not None and args.redis_reps < 1:
         ap.error("--redis-reps must be >= 1")
+    if args.study == "fragmentation":
+        return fragmentation_study(args, ap, study_list)
     build_dir = os.path.abspath(args.build_dir)
     timeout = args.timeout or TIMEOUTS[args.size]
     notes: list[str] = []
@@ -379,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                 "lab_available": bool(labs), "notes": notes}
         results.write_all(out_dir, runs, args.size, meta, cells, case_ids, names_of, ref, overall,
                           overall_without, found, short)
-        study_doc = None
+        study_doc, frag_lines = None, None
         if study_tools is not None:  # after the timed runs: it must not disturb them
             scale = args.study_scale or replay_study.SCALES[args.size]
             study_doc = replay_study.run(out_dir, study_tools, study_list, scale,
@@ -389,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
                     notes.append(f"replay study: {e['name']} not studied: {e['note']}")
             study_failed = replay_study.failures(study_doc)
             print("\n".join(study_report.terminal_lines(study_doc)))
+            frag_lines = frag_study.write(out_dir, study_doc, not args.no_plots, FRAG_COMMAND)
+            print("\n".join(frag_study.terminal_lines(study_doc)))
         redis_doc = None
         if redis_tools is not None:  # after the timed runs, as the replay study
             scale, reps = redis_settings(args)
@@ -403,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         report.write(os.path.join(out_dir, "report.md"), meta, overall_lines, table_lines, made,
                      plot_notes, study_tables, runs,
                      study_report.section(study_doc, study_skipped) if study_wanted else None,
-                     study_failed,
+                     study_failed, frag_lines,
                      redis_study.section(redis_doc, redis_skipped) if redis_wanted else None,
                      redis_failed)
         print(f"\nresults: {out_dir}/ (report.md, runs.csv, figures.csv, runs.json, "
@@ -413,6 +421,44 @@ def main(argv: list[str] | None = None) -> int:
     for f in redis_failed:
         print(f"Redis study FAILED: {f}")
     return 1 if failed or study_failed or redis_failed else 0
+
+
+FRAG_COMMAND = "bash tools/bench.sh --study fragmentation"
+
+
+def fragmentation_study(args: argparse.Namespace, ap: argparse.ArgumentParser,
+                        programs: list) -> int:
+    """--study fragmentation: the replay study alone at the study's scale, then the
+    fragmentation tables and plot; report.md holds the two sections."""
+    if not args.results:
+        ap.error("--study fragmentation needs --results (tools/bench.sh gives one)")
+    if not os.path.isfile(args.fitalloc):
+        ap.error(f"--study fragmentation: no library at {args.fitalloc}")
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    t0 = time.perf_counter()
+    build_dir = os.path.abspath(args.build_dir)
+    os.makedirs(build_dir, exist_ok=True)
+    tools, skipped = replay_study.locate(args.fitalloc, snapshot(build_dir, args.fitalloc),
+                                         args.replay, log)
+    if tools is None:
+        log(skipped)
+        return 2
+    out_dir = os.path.abspath(args.results)
+    scale = args.study_scale or replay_study.SCALES["fragmentation"]
+    doc = replay_study.run(out_dir, tools, programs, scale, not args.no_plots, log)
+    print("\n".join(study_report.terminal_lines(doc)))
+    frag_lines = frag_study.write(out_dir, doc, not args.no_plots, FRAG_COMMAND)
+    print("\n".join(frag_study.terminal_lines(doc)))
+    failed = replay_study.failures(doc)
+    meta = {"started": started, "command": shlex.join([sys.argv[0], *sys.argv[1:]]),
+            "machine": machine(), "duration": fmt_duration(time.perf_counter() - t0)}
+    report.write_study_only(os.path.join(out_dir, "report.md"), meta, frag_lines,
+                            study_report.section(doc), failed)
+    print(f"\nresults: {out_dir}/ (report.md, fragmentation/, replay/); "
+          f"{meta['duration']}")
+    for f in failed:
+        print(f"replay study FAILED: {f}")
+    return 1 if failed else 0
 
 
 def study_off_reason(args: argparse.Namespace) -> str | None:

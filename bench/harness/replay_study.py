@@ -1,7 +1,8 @@
 """The study "real programs, replayed" (docs/bench.md): after the timed runs, each program of
-study_programs.py is traced (`fitalloc run --trace`), replayed under every placement policy of
-the lab and through the fast engine (`fitalloc-replay --engine --json`), and drawn side by side
-(`fitalloc compare`). Only these tools read the traces: the study never opens one.
+study_programs.py is traced (`fitalloc run --trace`; a server while its load runs), replayed
+under every placement policy of the lab and through the fast engine (`fitalloc-replay --engine
+--json`), and, for MAP_PROGRAMS, drawn side by side (`fitalloc compare`). Only these tools read
+the traces: the study never opens one. frag_study.py makes the fragmentation table of its rows.
 
 Writes into <results>/replay/:
   study.json               what ran, how long each step took, every program's rows
@@ -30,14 +31,18 @@ import time
 from dataclasses import dataclass, field
 
 from .paths import ROOT_DIR
-from .study_programs import Program
+from .study_programs import PROGRAMS, Program
 
 # Scale of the inputs per bench size: smoke (the default run) keeps each trace around a
-# million operations; real and full only make them longer.
-SCALES = {"smoke": 1.0, "real": 3.0, "full": 3.0}
+# million operations or less; real and full only make them longer; the fragmentation study
+# (--study fragmentation) runs them longer still, to a steady heap.
+SCALES = {"smoke": 1.0, "real": 3.0, "full": 3.0, "fragmentation": 4.0}
 # A step that takes longer than this has hung (the default size takes seconds).
 STEP_TIMEOUT_S = 600.0
 SYSTEM_PYTHON = "/usr/bin/python3"
+# WHY not every program: drawing a program's maps (fitalloc compare: a replay per policy and
+# eight images) takes several times as long as tracing and replaying it.
+MAP_PROGRAMS = [p.name for p in PROGRAMS if p.maps_by_default]
 
 
 @dataclass
@@ -158,10 +163,43 @@ def run_step(cmd: list[str], env: dict[str, str], cwd: str, stdin: str | None = 
                 time.perf_counter() - t0, timed_out)
 
 
+def run_with_load(cmd: list[str], load: list[str], env: dict[str, str], cwd: str) -> Step:
+    """Run a server (cmd) while its load runs to its end, then wait for the server, which the
+    load stops; the server's Step, or the load's when the load failed."""
+    t0 = time.perf_counter()
+    try:
+        server = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  start_new_session=True)
+    except OSError as e:
+        return Step(127, "", f"cannot run {cmd[0]}: {e.strerror}", 0.0)
+    step = run_step(load, env, cwd)
+    timed_out = False
+    try:
+        out, err = server.communicate(timeout=30 if step.rc == 0 else 1)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        out, err = server.communicate()
+        timed_out = step.rc == 0
+    if step.rc != 0:
+        step.err = f"the load failed ({step.why(load[0])})"
+        return step
+    return Step(server.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
+                time.perf_counter() - t0, timed_out)
+
+
 def find_program(program: Program) -> str | None:
     if os.path.isabs(program.executable):
         return program.executable if _executable(program.executable) else None
     return shutil.which(program.executable)
+
+
+def missing_tool(program: Program) -> tuple[str, str] | None:
+    """The first program it needs that is not installed, with its Debian package; or None."""
+    if find_program(program) is None:
+        return program.executable, program.package
+    return next(((name, pkg) for name, pkg in program.helpers if shutil.which(name) is None),
+                None)
 
 
 def biggest_trace(path: str) -> tuple[str | None, int]:
@@ -179,11 +217,11 @@ def study_one(program: Program, tools: Tools, out_dir: str, work: str, scale: fl
     entry = {"name": program.name, "what": program.what, "status": "ok", "note": "",
              "command": "", "processes": 0, "records": None, "threads": None, "rows": [],
              "maps": None, "trace_s": None, "replay_s": None, "compare_s": None}
-    exe = find_program(program)
-    if exe is None:
+    missing = missing_tool(program)
+    if missing:
+        name, pkg = missing
         entry["status"] = "missing"
-        entry["note"] = (f"{program.executable} not found (Debian: apt-get install "
-                         f"{program.package})")
+        entry["note"] = f"{name} not found (Debian: apt-get install {pkg})"
         log(f"replay study: {program.name} not studied: {entry['note']}")
         return entry
     dest = os.path.join(out_dir, program.name)
@@ -192,7 +230,8 @@ def study_one(program: Program, tools: Tools, out_dir: str, work: str, scale: fl
     inv = program.prepare(work, scale)
     for f in inv.inputs:
         shutil.copy2(os.path.join(work, f), os.path.join(dest, "input"))
-    entry["command"] = shlex.join(inv.argv) + (f" < {inv.stdin}" if inv.stdin else "")
+    entry["command"] = (shlex.join(inv.argv) + (f" < {inv.stdin}" if inv.stdin else "")
+                        + (f" (load, untraced: {shlex.join(inv.load)})" if inv.load else ""))
     env = clean_env(tools)
     env.update(inv.env)
 
@@ -204,8 +243,11 @@ def study_one(program: Program, tools: Tools, out_dir: str, work: str, scale: fl
 
     trace = os.path.join(work, f"{program.name}.fat")  # the maps' titles name it
     log(f"replay study: {program.name}: tracing {entry['command']}")
-    step = run_step([*tools.command, "run", "--trace", trace, "--", *inv.argv], env, work,
-                    inv.stdin and os.path.join(work, inv.stdin))
+    traced = [*tools.command, "run", "--trace", trace, "--", *inv.argv]
+    if inv.load:
+        step = run_with_load(traced, inv.load, env, work)
+    else:
+        step = run_step(traced, env, work, inv.stdin and os.path.join(work, inv.stdin))
     entry["trace_s"] = round(step.seconds, 3)
     with open(os.path.join(dest, "program.out"), "w") as f:
         f.write(step.out)
@@ -231,6 +273,9 @@ def study_one(program: Program, tools: Tools, out_dir: str, work: str, scale: fl
 
     if maps is not None:
         entry["note"] = maps
+    elif not program.maps_by_default:
+        entry["note"] = ("maps not drawn (drawn for " + ", ".join(MAP_PROGRAMS)
+                         + " only, to keep the study short)")
     else:
         log(f"replay study: {program.name}: drawing the maps (fitalloc compare)")
         step = run_step([*tools.command, "compare", chosen, "-o", os.path.join(dest, "maps")],

@@ -8,13 +8,36 @@ from .summary import SHORT_S
 from .table import SHORT_MARK
 
 
+FRAGMENTATION_FILES = ("- `fragmentation/`: the fragmentation study: `fragmentation.json` (every "
+                       "measure per program and policy), `fragmentation.md` (its tables), "
+                       "`fragmentation.png` (the plot)")
+
+
+def write_study_only(path: str, meta: dict, fragmentation: list[str], study: list[str],
+                     failed: list[str]) -> None:
+    """report.md of `--study fragmentation`: the fragmentation tables, then the replay study
+    they come from."""
+    out = [f"# fitalloc fragmentation study — {meta['started']}", "",
+           f"- command: `{meta['command']}`", f"- machine: {meta['machine']}",
+           f"- {meta['duration']}", "", *fragmentation, *study]
+    if failed:
+        out += ["## FAILED", ""] + [f"- replay study, {f}" for f in failed] + [""]
+    out += ["## Files", "", FRAGMENTATION_FILES,
+            "- `replay/`: `study.json`, per program `replay.json`, `maps/`, `input/`, "
+            "`program.out`", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(out))
+
+
 def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str],
           plots: list[tuple[str, str]], plot_notes: list[str],
           studies: list[tuple[str, str, list[str]]], runs: list[Run],
           study: list[str] | None = None, study_failed: list[str] | None = None,
+          fragmentation: list[str] | None = None,
           redis: list[str] | None = None, redis_failed: list[str] | None = None) -> None:
     """study: the replay study's section (study_report.py), None when it was not wanted;
-    study_failed: its failures, listed with the FAILED runs; redis, redis_failed: the same for
+    study_failed: its failures, listed with the FAILED runs; fragmentation: the fragmentation
+    table computed from the replay study (frag_study.py); redis, redis_failed: the same for
     the Redis study (redis_study.py)."""
     out = [f"# fitalloc bench report — {meta['started']}", ""]
     out += [f"- command: `{meta['command']}`",
@@ -58,6 +81,8 @@ def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str
                 "(reported and reference-model numbers: bench/studies.json).", ""]
         for _, title, lines in studies:
             out += [f"### {title}", "", *lines, ""]
+    if fragmentation:
+        out += fragmentation
     if study:
         out += study
     if redis:
@@ -75,6 +100,8 @@ def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str
             "- `figures.csv`: every `key value` figure a run printed (workload figures, lab.*)",
             "- `runs.json`, `summary.json`: the same, and the medians and ratios, as JSON",
             "- `plots/`: the PNG plots above"]
+    if fragmentation:
+        out += [FRAGMENTATION_FILES]
     if study:
         out += ["- `replay/`: the replay study: `study.json` (what ran, how long, every row), "
                 "per program `replay.json` (fitalloc-replay's rows), `maps/` (fitalloc "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -23,6 +24,9 @@ class Invocation:
     env: dict[str, str] = field(default_factory=dict)
     stdin: str | None = None  # a file in the work folder
     inputs: list[str] = field(default_factory=list)  # files of the work folder to keep
+    # A server's load: a command run, untraced, while the traced program runs; it must make
+    # the program exit (redis-cli shutdown) when it is done.
+    load: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,10 @@ class Program:
     # WHY: a program that starts others (gcc: cc1, as) leaves one trace per process; the
     # study replays the one with the most operations, the process that does the work.
     several_processes: bool = False
+    # Heap maps drawn (fitalloc compare): for a few programs only (replay_study.MAP_PROGRAMS).
+    maps_by_default: bool = False
+    # Other programs it needs on PATH (a server's load), each with its Debian package.
+    helpers: tuple[tuple[str, str], ...] = ()
 
 
 def _scaled(base: int, scale: float) -> int:
@@ -162,16 +170,203 @@ def _prepare_gcc(work: str, scale: float) -> Invocation:
     return Invocation(["gcc", "-O2", "-c", src, "-o", "generated.o"], inputs=[src])
 
 
+# ---- g++ -c: a generated C++ file -----------------------------------------------------------
+
+def cpp_source(classes: int) -> str:
+    """`classes` structs holding a map of strings to vectors and a vector of unique_ptrs, each
+    with a function that fills, sorts (a lambda) and scores it: work for cc1plus's template
+    instantiation, overload resolution and inlining."""
+    out = ["#include <algorithm>", "#include <map>", "#include <memory>", "#include <string>",
+           "#include <vector>", ""]
+    for i in range(classes):
+        out += [f"struct Item{i} {{",
+                "    std::map<std::string, std::vector<int>> table;",
+                "    std::vector<std::unique_ptr<std::string>> names;",
+                f"    void add(const std::string &k, int v) {{ table[k + \"{i}\"].push_back(v * "
+                f"{i % 13 + 1}); names.push_back(std::make_unique<std::string>(k)); }}",
+                "    long score() const {",
+                "        long s = 0;",
+                "        for (const auto &[k, v] : table)",
+                "            s += static_cast<long>(k.size()) + std::count_if(v.begin(), v.end(), "
+                f"[](int x) {{ return x % {i % 5 + 2} == 0; }});",
+                "        return s;",
+                "    }",
+                "};",
+                f"long run{i}(int n) {{",
+                f"    Item{i} item;",
+                f"    for (int j = 0; j < n; j++) item.add(std::to_string(j % {i % 17 + 3}), j);",
+                "    std::vector<long> v(n);",
+                "    std::sort(v.begin(), v.end(), [](long a, long b) { return a > b; });",
+                "    return item.score() + (v.empty() ? 0 : v.front());",
+                "}", ""]
+    return "\n".join(out)
+
+
+def _prepare_gxx(work: str, scale: float) -> Invocation:
+    src = "generated.cc"
+    with open(os.path.join(work, src), "w") as f:
+        f.write(cpp_source(_scaled(3, scale)))
+    return Invocation(["g++", "-std=c++17", "-O1", "-c", src, "-o", "generated.o"],
+                      inputs=[src])
+
+
+# ---- perl: hashes of arrays of strings -----------------------------------------------------
+
+# The python3 program's shape in Perl (whose Debian build uses the C library's malloc): rounds
+# of a hash of arrays of strings, a part of each kept in a pool of at most 8 rounds.
+PERL_SCRIPT = r'''# The replay study's perl program: builds and drops hashes (bench/harness).
+use strict;
+use warnings;
+my $rounds = shift;
+srand(1);
+my @kept;
+for my $r (1 .. $rounds) {
+    my %h;
+    for my $i (1 .. 3000) {
+        $h{"k$r-$i"} = [map { "v" x (1 + int(rand(300))) } 1 .. (1 + int(rand(5)))];
+    }
+    my $text = join(",", map { "$_=" . scalar(@{$h{$_}}) } (sort keys %h)[0 .. 199]);
+    my %keep = map { $_ => $h{$_} } grep { length($h{$_}[0]) % 16 == 0 } keys %h;
+    push @kept, \%keep;
+    splice(@kept, int(rand(@kept)), 1) if @kept > 8;
+}
+my $n = 0;
+$n += scalar(keys %$_) for @kept;
+print "kept $n\n";
+'''
+
+
+def _prepare_perl(work: str, scale: float) -> Invocation:
+    script = "hashes.pl"
+    with open(os.path.join(work, script), "w") as f:
+        f.write(PERL_SCRIPT)
+    return Invocation(["perl", script, str(_scaled(16, scale))], {"PERL_HASH_SEED": "0"},
+                      inputs=[script])
+
+
+# ---- git fast-import: a history of commits -------------------------------------------------
+
+def fast_import_stream(commits: int) -> str:
+    """A history of `commits` commits on 40 files of generated lines, each commit changing a
+    few lines of 3 files: git fast-import stores blobs and trees and deltifies them."""
+    rng = random.Random(1)
+    files = {f"src/f{i}.txt": [f"line {j} of file {i}" for j in range(rng.randrange(20, 400))]
+             for i in range(40)}
+    out = []
+    for c in range(commits):
+        out += ["commit refs/heads/main", f"mark :{c + 1}",
+                f"committer Study <study@example.org> {1700000000 + c * 60} +0000"]
+        msg = f"commit {c}"
+        out += [f"data {len(msg)}", msg]
+        if c:
+            out.append(f"from :{c}")
+        for name in rng.sample(sorted(files), 3):
+            lines = files[name]
+            for _ in range(rng.randrange(1, 8)):
+                lines.insert(rng.randrange(len(lines) + 1),
+                             "x" * rng.randrange(1, 120) + f" {c}")
+            data = "\n".join(lines) + "\n"
+            out += [f"M 100644 inline {name}", f"data {len(data.encode())}", data]
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _prepare_git(work: str, scale: float) -> Invocation:
+    stream, repo = "history.fi", "repo.git"
+    with open(os.path.join(work, stream), "w") as f:
+        f.write(fast_import_stream(_scaled(150, scale)))
+    if not os.path.isdir(os.path.join(work, repo)):  # if this fails, so does fast-import
+        subprocess.run(["git", "init", "-q", "--bare", repo], cwd=work,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return Invocation(["git", "-C", repo, "fast-import", "--quiet", "--force"],
+                      {"GIT_CONFIG_NOSYSTEM": "1", "HOME": work}, stdin=stream, inputs=[stream])
+
+
+# ---- sort: a file larger than its buffer -----------------------------------------------------
+
+def _prepare_sort(work: str, scale: float) -> Invocation:
+    """Lines of random words and numbers, sorted by the second field with a buffer smaller than
+    the file: runs sorted in memory, written to temporary files and merged."""
+    src = "lines.txt"
+    rng = random.Random(1)
+    with open(os.path.join(work, src), "w") as f:
+        for i in range(_scaled(60000, scale)):
+            f.write(f"{'w' * rng.randrange(1, 40)}{i} {rng.randrange(10 ** 6)} "
+                    f"{'z' * rng.randrange(0, 80)}\n")
+    return Invocation(["sort", "-S", "1M", "--parallel=1", "-T", ".", "-k2,2n", src, "-o",
+                       "sorted.txt"], inputs=[src])
+
+
+# ---- xz: compressing files one after the other ---------------------------------------------
+
+def _prepare_xz(work: str, scale: float) -> Invocation:
+    """Files of generated text of different sizes compressed in one run: the encoder's
+    dictionary, hash chains and buffers allocated and freed around each file."""
+    rng = random.Random(1)
+    words = ["alloc", "free", "block", "heap", "page", "fit", "buddy", "slab", "list", "tree"]
+    names = []
+    for i in range(_scaled(6, scale)):
+        name = f"text{i}.txt"
+        with open(os.path.join(work, name), "w") as f:
+            for _ in range(rng.randrange(2000, 30000)):
+                f.write(" ".join(rng.choice(words) for _ in range(rng.randrange(3, 12))) + "\n")
+        names.append(name)
+    return Invocation(["xz", "-T1", "-6", "-k", "-f", *names], inputs=names)
+
+
+# ---- redis-server under redis-benchmark ---------------------------------------------------
+
+def _prepare_redis(work: str, scale: float) -> Invocation:
+    """The server on a unix socket, fed by redis-benchmark (untraced): strings, lists, sets,
+    hashes and sorted sets over 5,000 random keys, in four rounds whose values are 200, 3000,
+    16 and again 200 bytes (each round replaces the values of the one before: the heap grows,
+    shrinks and is filled again), then shut down. The server is traced; the load script waits
+    for it, runs the benchmark and stops it."""
+    requests = _scaled(2500, scale)
+    sock = "redis.sock"  # in the work folder, where the server and its load run
+    load = f"""set -e
+for i in $(seq 100); do redis-cli -s {sock} ping >/dev/null 2>&1 && break; sleep 0.1; done
+for d in 200 3000 16 200; do
+    redis-benchmark -s {sock} -q -n {requests} -r 5000 -d $d -P 8 \\
+        -t set,get,lpush,lpop,sadd,hset,spop,zadd,incr >/dev/null
+done
+redis-cli -s {sock} shutdown nosave >/dev/null || true
+"""
+    with open(os.path.join(work, "load.sh"), "w") as f:
+        f.write(load)
+    return Invocation(["redis-server", "--port", "0", "--unixsocket", sock, "--save", "",
+                       "--appendonly", "no", "--dir", "."], load=["bash", "load.sh"],
+                      inputs=["load.sh"])
+
+
 PROGRAMS = [
     Program("python3", "/usr/bin/python3", "python3",
             "The system Python (PYTHONMALLOC=malloc) on a script that builds and drops "
-            "dicts of lists of strings", _prepare_python),
+            "dicts of lists of strings", _prepare_python, maps_by_default=True),
     Program("sqlite3", "sqlite3", "sqlite3",
             "The SQLite shell building a database: create, insert rows one statement each, "
-            "index, query, update, delete", _prepare_sqlite),
+            "index, query, update, delete", _prepare_sqlite, maps_by_default=True),
     Program("gcc", "gcc", "gcc",
             "gcc -O2 -c on a generated C file (the trace of cc1, the compiler proper)",
-            _prepare_gcc, several_processes=True),
+            _prepare_gcc, several_processes=True, maps_by_default=True),
+    Program("g++", "g++", "g++",
+            "g++ -O1 -c on a generated C++ file of maps, vectors, unique_ptrs and lambdas (the "
+            "trace of cc1plus)", _prepare_gxx, several_processes=True),
+    Program("perl", "perl", "perl-base",
+            "Perl on a script that builds and drops hashes of arrays of strings", _prepare_perl),
+    Program("git", "git", "git",
+            "git fast-import of a generated history (blobs, trees, deltas) into a bare repository",
+            _prepare_git),
+    Program("sort", "sort", "coreutils",
+            "GNU sort of a file of random lines with a 1 MiB buffer: sorted runs in temporary "
+            "files, then merged", _prepare_sort),
+    Program("xz", "xz", "xz-utils",
+            "xz -6 compressing generated text files one after the other", _prepare_xz),
+    Program("redis", "redis-server", "redis-server",
+            "redis-server on a unix socket under redis-benchmark (strings, lists, sets, hashes, "
+            "sorted sets over 5,000 keys; rounds of values of 200, 3000, 16 and 200 bytes), then "
+            "shut down", _prepare_redis,
+            helpers=(("redis-benchmark", "redis-tools"), ("redis-cli", "redis-tools"))),
 ]
 NAMES = [p.name for p in PROGRAMS]
 

@@ -45,7 +45,10 @@ def add_parser(subparsers) -> None:
         "map", help="draw the heap over a trace's replay",
         description="Replay TRACE under one policy and draw its heap: the operations across, "
                     "the heap's addresses up, used blocks coloured by size, free space in "
-                    "salmon; under it the heap and live bytes and the fragmentation.")
+                    "salmon; under it the heap and live bytes and the fragmentation. Under buddy, "
+                    "tlsf and slab, a second image (FILE-structure.png) draws the family's "
+                    "structure where the live bytes peaked: the split tree, the lists, the "
+                    "pages.")
     add_common(p)
     p.add_argument("--policy", choices=replay_tool.POLICIES, default="best",
                    help="the placement policy (default best)")
@@ -68,7 +71,7 @@ def main(args: argparse.Namespace, places: locate.Places) -> int:
         raise CommandError(f"{out}: the directory {os.path.dirname(out)} does not exist")
     replay_tool.check_trace(args.trace)
     plt = plotting.pyplot()
-    from . import mapdata, mapdraw
+    from . import familydraw, familymap, mapdata, mapdraw
 
     with tempfile.TemporaryDirectory(prefix="fitalloc-map.") as tmp:
         doc = replay_tool.run(places, args.trace, policy=args.policy, index=args.index,
@@ -82,4 +85,17 @@ def main(args: argparse.Namespace, places: locate.Places) -> int:
     except (OSError, ValueError) as e:
         raise CommandError(f"{out}: cannot write the image ({e})") from None
     print(f"{out}: {config}, {hm.ops:,} operations, {len(hm.blocks):,} blocks", file=sys.stderr)
+    if familymap.family_of(config):
+        structure = structure_path(out)
+        try:
+            what = familydraw.draw(hm, title(args.trace, hm, row), structure, plt)
+        except (OSError, ValueError) as e:
+            raise CommandError(f"{structure}: cannot write the image ({e})") from None
+        print(f"{structure}: {what}", file=sys.stderr)
     return 0
+
+
+def structure_path(out: str) -> str:
+    """Where the family's structure goes: beside the map, '-structure' before the suffix."""
+    stem, ext = os.path.splitext(out)
+    return f"{stem}-structure{ext or '.png'}"

@@ -21,7 +21,9 @@ ENGINE = "engine"
 # The row fields, in fitalloc-replay's order (its CSV header and JSON keys).
 FIELDS = ["config", "ops", "peak_heap", "end_heap", "peak_live", "frag_free_mean",
           "frag_free_end", "frag_largest_mean", "frag_largest_end", "free_blocks_mean",
-          "free_blocks_end", "splits", "coalesces", "mean_ns", "p99_ns", "failed", "unmatched"]
+          "free_blocks_end", "splits", "coalesces", "mean_ns", "p99_ns", "failed", "unmatched",
+          "granted_over_requested", "heap_at_peak_live", "peak_live_blocks",
+          "heap_at_peak_live_blocks"]
 
 
 def policy_list(text: str) -> str:

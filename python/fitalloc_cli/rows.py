@@ -44,13 +44,15 @@ COLUMNS = [
     ("p99 ns", "p99_ns", _ns),
     ("failed", "failed", count),
     ("unmatched", "unmatched", count),
+    ("granted/req", "granted_over_requested", _frac),
 ]
 
 LEGEND = ("heap: the heap's size; live: bytes of live blocks as requested; frag free = free "
           "bytes / heap bytes; frag largest = 1 - largest free block / free bytes; frag and "
           "free blocks: the mean over the replay, then (end) after its last operation; mean ns, "
           "p99 ns: the cost of one operation; failed: allocations that returned NULL; "
-          "unmatched: frees of pointers the trace never returned; -: not defined for the fast "
+          "unmatched: frees of pointers the trace never returned; granted/req: usable bytes "
+          "granted / bytes requested (internal fragmentation); -: not defined for the fast "
           "engine.")
 
 

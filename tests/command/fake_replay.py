@@ -16,7 +16,9 @@ import sys
 POLICIES = ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab"]
 FIELDS = ["config", "ops", "peak_heap", "end_heap", "peak_live", "frag_free_mean",
           "frag_free_end", "frag_largest_mean", "frag_largest_end", "free_blocks_mean",
-          "free_blocks_end", "splits", "coalesces", "mean_ns", "p99_ns", "failed", "unmatched"]
+          "free_blocks_end", "splits", "coalesces", "mean_ns", "p99_ns", "failed", "unmatched",
+          "granted_over_requested", "heap_at_peak_live", "peak_live_blocks",
+          "heap_at_peak_live_blocks"]
 
 
 def die(code, msg):
@@ -95,7 +97,9 @@ def simulate(policy, n_ops, samples):
            "peak_live": peak_live, "frag_free_mean": frag_sum / n_ops, "frag_free_end": frag,
            "frag_largest_mean": largest_sum / n_ops, "frag_largest_end": largest,
            "free_blocks_mean": fb_sum / n_ops, "free_blocks_end": len(free), "splits": splits,
-           "coalesces": coalesces, "mean_ns": 41.5, "p99_ns": 120, "failed": 0, "unmatched": 0}
+           "coalesces": coalesces, "mean_ns": 41.5, "p99_ns": 120, "failed": 0, "unmatched": 0,
+           "granted_over_requested": 1.0, "heap_at_peak_live": peak_heap,
+           "peak_live_blocks": peak_live, "heap_at_peak_live_blocks": peak_heap}
     return row, blocks, series
 
 
@@ -110,7 +114,9 @@ def synthetic(policy, n_blocks):
            "peak_live": 40000, "frag_free_mean": 0.375, "frag_free_end": 0.375,
            "frag_largest_mean": 0.99, "frag_largest_end": 0.99, "free_blocks_mean": 300.0,
            "free_blocks_end": 300, "splits": 0, "coalesces": 0, "mean_ns": 30.0, "p99_ns": 90,
-           "failed": 0, "unmatched": 0}
+           "failed": 0, "unmatched": 0, "granted_over_requested": 1.0,
+           "heap_at_peak_live": 64000, "peak_live_blocks": 40000,
+           "heap_at_peak_live_blocks": 64000}
     return row, blocks, series
 
 

@@ -39,7 +39,7 @@ assert rows[-1]["splits"] is None and rows[0]["splits"] > 0, rows
 PYEOF
 run_cmd replay t.fat --engine --csv
 expect_rc 0 "replay --csv"
-fields="config,ops,peak_heap,end_heap,peak_live,frag_free_mean,frag_free_end,frag_largest_mean,frag_largest_end,free_blocks_mean,free_blocks_end,splits,coalesces,mean_ns,p99_ns,failed,unmatched"
+fields="config,ops,peak_heap,end_heap,peak_live,frag_free_mean,frag_free_end,frag_largest_mean,frag_largest_end,free_blocks_mean,free_blocks_end,splits,coalesces,mean_ns,p99_ns,failed,unmatched,granted_over_requested,heap_at_peak_live,peak_live_blocks,heap_at_peak_live_blocks"
 [ "$(head -n 1 "$WORK/out")" = "$fields" ] || fail "replay --csv header: $(head -n 1 "$WORK/out")"
 [ "$(wc -l <"$WORK/out")" = 10 ] || fail "replay --csv: $(wc -l <"$WORK/out") lines, expected 10"
 grep -Eq '^engine,2000,[0-9]+,[0-9]+,[0-9]+,[0-9.]+,[0-9.]+,,,,,,,' "$WORK/out" ||

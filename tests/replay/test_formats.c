@@ -1,13 +1,13 @@
 /* The three output formats print the documented fields: the CSV header is exactly the
  * interface's, the table has the same columns under a header line, and the JSON parses
  * (python3's json module) with the documented keys, in order, and null where a field has no
- * meaning for the engine. */
+ * meaning for the engine; every JSON row then has its size classes. */
 #include "random_trace.h"
 
 #define FIELDS                                                                                     \
     "config,ops,peak_heap,end_heap,peak_live,frag_free_mean,frag_free_end,frag_largest_mean,"      \
     "frag_largest_end,free_blocks_mean,free_blocks_end,splits,coalesces,mean_ns,p99_ns,failed,"    \
-    "unmatched"
+    "unmatched,granted_over_requested,heap_at_peak_live,peak_live_blocks,heap_at_peak_live_blocks"
 
 static const char *const json_check =
     "import json, sys\n"
@@ -19,7 +19,10 @@ static const char *const json_check =
     "names = [r['config'] for r in d['rows']]\n"
     "assert names == ['first', 'best', 'engine'], names\n"
     "for r in d['rows']:\n"
-    "    assert list(r) == fields, list(r)\n"
+    "    assert list(r) == fields + ['size_classes'], list(r)\n"
+    "    assert sum(c['allocs'] for c in r['size_classes']) > 0\n"
+    "    assert sum(c['granted'] for c in r['size_classes']) >= "
+    "sum(c['requested'] for c in r['size_classes'])\n"
     "    assert r['ops'] == 3000\n"
     "    assert 0 <= r['frag_free_end'] <= 1\n"
     "    assert r['peak_heap'] >= r['end_heap'] > 0\n"

@@ -35,6 +35,12 @@ static const struct field fields[] = {
     {"p99_ns", COUNT, offsetof(struct replay_row, p99_ns), false},
     {"failed", COUNT, offsetof(struct replay_row, failed), false},
     {"unmatched", COUNT, offsetof(struct replay_row, unmatched), false},
+    {"granted_over_requested", FRACTION, offsetof(struct replay_row, granted_over_requested),
+     false},
+    {"heap_at_peak_live", COUNT, offsetof(struct replay_row, heap_at_peak_live), false},
+    {"peak_live_blocks", COUNT, offsetof(struct replay_row, peak_live_blocks), false},
+    {"heap_at_peak_live_blocks", COUNT, offsetof(struct replay_row, heap_at_peak_live_blocks),
+     false},
 };
 #define FIELD_COUNT (sizeof fields / sizeof fields[0])
 #define CELL 48
@@ -108,6 +114,23 @@ static void print_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* The classes in use, as "size_classes": [{"from": 2^k, "allocs", "requested", "granted"}]. */
+static void print_json_size_classes(FILE *out, const struct replay_row *row)
+{
+    fputs(", \"size_classes\": [", out);
+    bool first = true;
+    for (unsigned k = 0; k < REPLAY_SIZE_CLASSES; k++) {
+        const struct replay_size_class *c = &row->size_classes[k];
+        if (!c->allocs)
+            continue;
+        fprintf(out, "%s{\"from\": %llu, \"allocs\": %llu, \"requested\": %llu, \"granted\": %llu}",
+                first ? "" : ", ", 1ull << k, (unsigned long long)c->allocs,
+                (unsigned long long)c->requested, (unsigned long long)c->granted);
+        first = false;
+    }
+    fputc(']', out);
+}
+
 static void print_json(FILE *out, const struct trace *t, const struct replay_row *rows,
                        size_t count)
 {
@@ -126,6 +149,7 @@ static void print_json(FILE *out, const struct trace *t, const struct replay_row
             else
                 fputs(cell, out);
         }
+        print_json_size_classes(out, &rows[r]);
         fputc('}', out);
     }
     fputs(count ? "\n]}\n" : "]}\n", out);

@@ -16,6 +16,13 @@
 #include "replay_mem.h"
 #include "trace_reader.h"
 
+/* Granted blocks by usable size: class k holds [2^k, 2^(k+1)) bytes. */
+#define REPLAY_SIZE_CLASSES 48
+
+struct replay_size_class {
+    uint64_t allocs, requested, granted;
+};
+
 /* One row of the output (docs/replay.md defines every field). */
 struct replay_row {
     char config[32];
@@ -26,6 +33,16 @@ struct replay_row {
     uint64_t free_blocks_end, splits, coalesces;
     double mean_ns;
     uint64_t p99_ns, failed, unmatched;
+    /* Internal fragmentation: bytes asked for and usable bytes granted, over every block the
+     * replay allocated (a realloc's block too), in all and by size class. */
+    uint64_t requested, granted;
+    double granted_over_requested;
+    struct replay_size_class size_classes[REPLAY_SIZE_CLASSES];
+    /* The fragmentation measures of Johnstone and Wilson (ISMM 1998): the heap when the live
+     * bytes peaked; the same with live blocks counted in standard blocks (the backend's header
+     * and alignment, no policy: standard_block), so that those overheads are not taken for
+     * fragmentation. */
+    uint64_t heap_at_peak_live, peak_live_blocks, heap_at_peak_live_blocks;
 };
 
 /* The heap at one point of the replay (a line of series.csv). Sizes of free blocks count the
@@ -54,16 +71,19 @@ struct replay_backend {
     /* The heap now: heap_bytes, free_bytes, largest_free, free_blocks (the driver fills op
      * and live_bytes). */
     void (*sample)(void *state, struct replay_point *point);
-    /* Heap size after the operation just done, for the peak (cheap); NULL if the backend
-     * knows its peak itself (finish). */
+    /* Heap size after the operation just done, for the peaks (cheap). */
     uint64_t (*heap_bytes)(void *state);
+    /* The smallest block the backend's format gives for size bytes: its header and its
+     * alignment, whatever the policy (the overheads the measures set apart). */
+    uint64_t (*standard_block)(size_t size);
+    /* Usable size of a live block (the granted bytes). */
+    size_t (*usable)(void *state, const void *p);
     /* The rest of the row: splits, coalesces and (engine) the peak the backend saw itself;
      * false (message printed) if the backend finds its own figures inconsistent. */
     bool (*finish)(void *state, struct replay_row *row);
-    /* Lab heaps only (NULL otherwise), for blocks.csv: offset from the heap's start and
-     * usable size of a live block. */
+    /* Lab heaps only (NULL otherwise), for blocks.csv: offset from the heap's start of a
+     * live block. */
     uint64_t (*offset)(void *state, const void *p);
-    size_t (*usable)(void *state, const void *p);
 };
 
 struct replay_options {

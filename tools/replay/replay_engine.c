@@ -10,8 +10,10 @@
  */
 #include <stdio.h>
 
+#include "engine/engine.h"
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
+#include "platform/atomic.h"
 #include "replay.h"
 
 struct engine_state {
@@ -64,6 +66,26 @@ static void engine_sample(void *state, struct replay_point *pt)
         pt->free_bytes = pt->heap_bytes;
 }
 
+/* After every operation: the engine's committed counter alone (fa_stats_get walks every
+ * segment). */
+static uint64_t engine_heap_bytes(void *state)
+{
+    return committed_since(state, fa_atomic_load_relaxed(&_fa_counters.committed));
+}
+
+/* An engine block has no header; every block is 16-byte aligned, 16 bytes at least. */
+static uint64_t engine_standard_block(size_t size)
+{
+    uint64_t block = (size + 15) & ~(uint64_t)15;
+    return block > 16 ? block : 16;
+}
+
+static size_t engine_usable(void *state, const void *p)
+{
+    (void)state;
+    return fa_malloc_usable_size(p);
+}
+
 static bool engine_finish(void *state, struct replay_row *row)
 {
     struct engine_state *s = state;
@@ -96,8 +118,10 @@ bool replay_engine_open(struct replay_backend *b)
         .free = engine_free,
         .realloc = engine_realloc,
         .sample = engine_sample,
-        .heap_bytes = NULL,
+        .heap_bytes = engine_heap_bytes,
+        .standard_block = engine_standard_block,
         .finish = engine_finish,
+        .usable = engine_usable,
     };
     return true;
 }

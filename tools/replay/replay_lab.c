@@ -116,6 +116,14 @@ static bool lab_finish(void *state, struct replay_row *row)
     return false;
 }
 
+/* A classic block: the 16-byte header, the payload rounded to 16 bytes, 48 bytes at least. */
+static uint64_t lab_standard_block(size_t size)
+{
+    uint64_t block =
+        FA_BLOCK_HEADER + ((size + FA_BLOCK_ALIGN - 1) & ~(uint64_t)(FA_BLOCK_ALIGN - 1));
+    return block > FA_BLOCK_MIN ? block : FA_BLOCK_MIN;
+}
+
 static uint64_t lab_offset(void *state, const void *p)
 {
     return (uint64_t)((uintptr_t)p - heap_of(state)->start);
@@ -153,6 +161,7 @@ bool replay_lab_open(struct replay_backend *b, const char *config, int policy, i
         .realloc = lab_realloc,
         .sample = lab_sample,
         .heap_bytes = lab_heap_bytes,
+        .standard_block = lab_standard_block,
         .finish = lab_finish,
         .offset = lab_offset,
         .usable = lab_usable,

@@ -14,6 +14,11 @@
  * is still allocated: the program has it). A pointer returned again while its block is still
  * live here means the free in between was lost with its buffer: that block is freed first
  * (counted in reused_live).
+ *
+ * Besides the samples, after every operation: the live bytes as asked for and as standard
+ * blocks (the backend's header and alignment), their peaks and the heap at each peak (the
+ * fragmentation measures of docs/replay.md); at every allocation, the bytes asked for and
+ * granted (internal fragmentation).
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +35,7 @@ struct run {
     struct addr_map map;
     struct op_cost *cost;
     uint64_t op, live;
+    uint64_t live_blocks; /* the live blocks as standard blocks (replay.h) */
     bool out_of_memory;
 };
 
@@ -90,10 +96,33 @@ static void *timed_realloc(struct run *run, void *p, size_t size)
 
 /* ---- the address map ---- */
 
+/* ---- what is live, what was granted ---- */
+
+static void count_granted(struct run *run, const void *p, uint64_t size)
+{
+    struct replay_row *row = run->row;
+    uint64_t granted = run->b->usable(run->b->state, p);
+    row->requested += size;
+    row->granted += granted;
+    unsigned k = granted ? 63u - (unsigned)__builtin_clzll(granted) : 0;
+    struct replay_size_class *c =
+        &row->size_classes[k < REPLAY_SIZE_CLASSES ? k : REPLAY_SIZE_CLASSES - 1];
+    c->allocs++;
+    c->requested += size;
+    c->granted += granted;
+}
+
+static void live_remove(struct run *run, const struct addr_entry *e)
+{
+    run->live -= e->size;
+    if (e->block)
+        run->live_blocks -= run->b->standard_block(e->size);
+}
+
 static void forget(struct run *run, struct addr_entry *e)
 {
     end_block(run, e->id);
-    run->live -= e->size;
+    live_remove(run, e);
     addr_map_remove(&run->map, e);
 }
 
@@ -118,6 +147,8 @@ static void bind(struct run *run, uint64_t key, void *block, uint64_t size, uint
     e->size = size;
     e->id = id;
     run->live += size;
+    if (block)
+        run->live_blocks += run->b->standard_block(size);
 }
 
 /* ---- the operations ---- */
@@ -128,9 +159,10 @@ static void replay_alloc(struct run *run, const struct fa_trace_record *r, size_
     if (!r->out)
         return;
     void *p = timed_alloc(run, r->size, alignment, zeroed);
-    if (p)
+    if (p) {
+        count_granted(run, p, r->size);
         bind(run, r->out, p, r->size, start_block(run, p));
-    else
+    } else
         bind(run, r->out, NULL, 0, NO_BLOCK);
 }
 
@@ -183,8 +215,9 @@ static void replay_realloc(struct run *run, const struct fa_trace_record *r)
          * gave the program this pointer and this size. */
         end_block(run, id);
         id = start_block(run, q);
+        count_granted(run, q, size);
     }
-    run->live -= was.size;
+    live_remove(run, &was);
     addr_map_remove(&run->map, e);
     bind(run, r->out, q, size, id);
 }
@@ -233,6 +266,23 @@ static double frag_largest(const struct replay_point *pt)
     return pt->free_bytes ? 1.0 - (double)pt->largest_free / (double)pt->free_bytes : 0.0;
 }
 
+/* The peaks after an operation, and the heap at each. */
+static void track_peaks(struct run *run)
+{
+    struct replay_row *row = run->row;
+    if (run->live <= row->peak_live && run->live_blocks <= row->peak_live_blocks)
+        return;
+    uint64_t heap = run->b->heap_bytes(run->b->state);
+    if (run->live > row->peak_live) {
+        row->peak_live = run->live;
+        row->heap_at_peak_live = heap;
+    }
+    if (run->live_blocks > row->peak_live_blocks) {
+        row->peak_live_blocks = run->live_blocks;
+        row->heap_at_peak_live_blocks = heap;
+    }
+}
+
 static void summarise(struct run *run, const struct replay_point *end)
 {
     struct replay_row *row = run->row;
@@ -251,6 +301,8 @@ static void summarise(struct run *run, const struct replay_point *end)
     row->frag_free_mean = n ? sum_free / (double)n : row->frag_free_end;
     row->frag_largest_mean = n ? sum_largest / (double)n : row->frag_largest_end;
     row->free_blocks_mean = n ? sum_blocks / (double)n : (double)row->free_blocks_end;
+    row->granted_over_requested =
+        row->requested ? (double)row->granted / (double)row->requested : 0.0;
 }
 
 bool replay_run(const struct trace *t, const struct replay_backend *b,
@@ -274,13 +326,10 @@ bool replay_run(const struct trace *t, const struct replay_backend *b,
     uint64_t next = 0, next_op = samples ? sample_op(0, samples, t->count) : 0;
     for (run.op = 0; run.op < t->count && !run.out_of_memory; run.op++) {
         replay_one(&run, &t->records[run.op]);
-        if (run.live > row->peak_live)
-            row->peak_live = run.live;
-        if (b->heap_bytes) {
-            uint64_t heap = b->heap_bytes(b->state);
-            if (heap > row->peak_heap)
-                row->peak_heap = heap;
-        }
+        track_peaks(&run);
+        uint64_t heap = b->heap_bytes(b->state);
+        if (heap > row->peak_heap)
+            row->peak_heap = heap;
         if (next < samples && run.op == next_op) {
             struct replay_point *pt = replay_array_push(&result->series);
             if (!pt) {
