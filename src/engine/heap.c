@@ -284,12 +284,13 @@ void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page)
 
 /* Sparse candidates. A page whose blocks are all being freed (a tree destroyed, a batch of
  * blocks let go) passes its sparse trigger on its way to empty: given to the mesher there, it
- * would cost a walk of its blocks and send its last frees the remote way, for nothing (the
- * bench's tree: 15 % more CPU time). So a page whose trigger fires stays in its queue, without
- * a trigger, as a candidate; it goes to the mesher once it has stayed sparse, neither emptied
- * nor taken to serve mallocs (at its queue's head), for FA_MESH_SETTLE_MS, or earlier when
- * FA_SPARSE_CANDIDATES newer ones wait behind it. The candidates are looked at on the heap's
- * slow paths: a trigger, a malloc that needs another page, fa_collect(). */
+ * would cost a walk of its blocks and send its last frees the remote way, for nothing. So a
+ * page whose trigger fires stays in its queue, without a trigger, as a candidate; it goes to
+ * the mesher once it has stayed sparse, neither emptied nor taken to serve mallocs (at its
+ * queue's head), for FA_MESH_SETTLE_MS, or earlier when FA_SPARSE_CANDIDATES newer ones wait
+ * behind it (few: a thread that frees a batch and then stops calling the allocator keeps them
+ * until its next slow path). The candidates are looked at on the heap's slow paths: a
+ * trigger, a malloc that needs another page, fa_collect(). */
 #define FA_MESH_SETTLE_MS 10
 
 /* Still the page it was when it became a candidate: the heap's, in its queue, not at the head,

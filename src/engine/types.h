@@ -274,7 +274,7 @@ typedef struct fa_page_queue_s {
 
 /* A page whose sparse trigger fired, waiting before it goes to the mesher (heap.c): which
  * candidacy (the page's sparse_seen then), and since when (ms, wrapping). */
-#define FA_SPARSE_CANDIDATES 64
+#define FA_SPARSE_CANDIDATES 16
 typedef struct fa_sparse_candidate_s {
     struct fa_page_s *page;
     uint32_t seen;

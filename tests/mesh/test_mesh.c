@@ -206,7 +206,7 @@ static void case_producer(void)
  * sparse trigger on their way to empty: none goes to the mesher, each is released. Pages left
  * sparse go to the mesher once they have stayed so for a while (heap.c: FA_MESH_SETTLE_MS),
  * at the heap's next slow path. */
-#define SETTLE_BLOCKS 20000 /* about 20 pages of 64-byte blocks: fewer than the candidates */
+#define SETTLE_BLOCKS 10000 /* about 10 pages of 64-byte blocks: fewer than the candidates */
 static void case_settle(void)
 {
     static void *held[SETTLE_BLOCKS];
