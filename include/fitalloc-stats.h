@@ -73,6 +73,11 @@ struct fa_heap_area {
     /* Page: blocks in use (0 for a page its heap keeps at hand for the next malloc of that
      * size); large: 1. */
     size_t used;
+    /* Meshing (FITALLOC_MESH=1), a page given to the mesher: its bytes whose physical memory
+     * it shares with other pages, and its bytes given back to the OS as no block there was
+     * live. 0 otherwise, and for large blocks. */
+    size_t shared;
+    size_t returned;
 };
 
 /* Called by fa_heap_visit for every area. It may run while the visit holds the engine's global

@@ -48,10 +48,16 @@ def add_parser(subparsers) -> None:
                     "salmon; under it the heap and live bytes and the fragmentation. Under buddy, "
                     "tlsf and slab, a second image (FILE-structure.png) draws the family's "
                     "structure where the live bytes peaked: the split tree, the lists, the "
-                    "pages.")
+                    "pages. With --engine, the fast engine's pages instead (with --mesh, as "
+                    "meshing gives their memory back).")
     add_common(p)
     p.add_argument("--policy", choices=replay_tool.POLICIES, default="best",
                    help="the placement policy (default best)")
+    p.add_argument("--engine", action="store_true",
+                   help="draw the fast engine's pages over the replay instead of a lab heap")
+    p.add_argument("--mesh", action="store_true",
+                   help="with --engine: meshing on (FITALLOC_MESH=1), a pass at every sample "
+                        "point; the meshed share of each page in blue")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="the image (.png, .svg, .pdf; default TRACE-CONFIG.png here)")
     p.set_defaults(func=main)
@@ -64,7 +70,37 @@ def title(trace: str, hm: "HeapMap", row: dict) -> str:
             f"{len(hm.blocks):,} blocks" + (f", peak heap {human_bytes(peak)}" if peak else ""))
 
 
+def engine_main(args: argparse.Namespace, places: locate.Places) -> int:
+    """fitalloc map --engine [--mesh]: the engine's pages."""
+    config = "engine-mesh" if args.mesh else "engine"
+    out = args.output or f"{os.path.splitext(os.path.basename(args.trace))[0]}-{config}.png"
+    if os.path.dirname(out) and not os.path.isdir(os.path.dirname(out)):
+        raise CommandError(f"{out}: the directory {os.path.dirname(out)} does not exist")
+    plt = plotting.pyplot()
+    from . import pagemap
+
+    with tempfile.TemporaryDirectory(prefix="fitalloc-map.") as tmp:
+        doc = replay_tool.run(places, args.trace, policy="none", engine=True, mesh=args.mesh,
+                              samples=args.samples, map_out=tmp)
+        row = next((r for r in doc["rows"] if r["config"] == config), None)
+        if row is None:
+            raise CommandError(f"fitalloc-replay gave no row named {config}")
+        pm = pagemap.load(tmp, config)
+    text = (f"{os.path.basename(args.trace)} replayed under the fast engine"
+            f"{' with meshing' if args.mesh else ''}: peak {human_bytes(row['peak_heap'])}")
+    try:
+        what = pagemap.draw(pm, text, out, plt)
+    except (OSError, ValueError) as e:
+        raise CommandError(f"{out}: cannot write the image ({e})") from None
+    print(f"{out}: {what}", file=sys.stderr)
+    return 0
+
+
 def main(args: argparse.Namespace, places: locate.Places) -> int:
+    if args.mesh and not args.engine:
+        raise CommandError("--mesh draws the fast engine: give --engine too")
+    if args.engine:
+        return engine_main(args, places)
     config = replay_tool.config_name(args.policy, args.index)
     out = args.output or f"{os.path.splitext(os.path.basename(args.trace))[0]}-{config}.png"
     if os.path.dirname(out) and not os.path.isdir(os.path.dirname(out)):

@@ -73,7 +73,8 @@ def check_trace(trace: str) -> None:
 
 
 def run(places: locate.Places, trace: str, policy: str = "all", index: str = "tree",
-        engine: bool = False, samples: int | None = None, map_out: str | None = None) -> dict:
+        engine: bool = False, samples: int | None = None, map_out: str | None = None,
+        mesh: bool = False) -> dict:
     """Replay `trace` and return fitalloc-replay's JSON document:
     {"trace": path, "records": N, "threads": T, "rows": [{field: value}, ...]}."""
     check_trace(trace)
@@ -81,6 +82,8 @@ def run(places: locate.Places, trace: str, policy: str = "all", index: str = "tr
     cmd = [exe, trace, "--policy", policy, "--index", index, "--json"]
     if engine:
         cmd.append("--engine")
+    if mesh:
+        cmd.append("--mesh")
     if samples is not None:
         cmd += ["--samples", str(samples)]
     if map_out is not None:

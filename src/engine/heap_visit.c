@@ -10,6 +10,7 @@
  */
 #include "fitalloc-stats.h"
 #include "engine/free_list.h"
+#include "engine/mesh.h"
 #include "platform/atomic.h"
 
 struct visit {
@@ -38,6 +39,8 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
         /* The blocks on `free` are not live. */
         size_t not_live = fa_page_free_length(page);
         used = used >= not_live ? used - not_live : 0;
+        /* Records are never unmapped; the mesher may change one meanwhile (a snapshot). */
+        const fa_mesh_page_t *rec = fa_atomic_load_acquire(&page->mesh);
         struct fa_heap_area area = {
             .kind = FA_AREA_PAGE,
             .mine = heap == v->mine,
@@ -47,6 +50,8 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
             .block_size = block_size,
             .capacity = capacity,
             .used = used < capacity ? used : capacity,
+            .shared = rec ? (size_t)rec->shared * FA_MESH_FRAME : 0,
+            .returned = rec ? (size_t)__builtin_popcount(rec->returned) * FA_MESH_FRAME : 0,
         };
         v->fn(&area, v->arg);
         v->areas++;

@@ -105,7 +105,7 @@ int main(void)
         snprintf(path, sizeof path, "map-out/nested/%s.series.csv", configs[i]);
         check_series(path, live_bytes);
     }
-    /* Only lab configurations have map files. */
+    /* Only lab configurations have blocks files (the engine: its series and pages). */
     CHECK(access("map-out/nested/engine.blocks.csv", F_OK) != 0);
     run_result_release(&r);
 

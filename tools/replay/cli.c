@@ -20,11 +20,13 @@ void cli_usage(FILE *out)
           "Replays a FITALLOC_TRACE file, in program order and from one thread, through a lab\n"
           "heap per policy (and the fast engine), and prints one row per configuration.\n"
           "  --policy LIST     \"all\" (default) or a comma list of first,next,best,worst,"
-          "segregated,tlsf,buddy,slab\n"
+          "segregated,tlsf,buddy,slab; \"none\" with --engine: the engine alone\n"
           "  --index tree|list the lab's free-block index (default tree; tlsf, buddy, slab keep "
           "their "
           "own)\n"
           "  --engine          also replay through the fast engine (a row named \"engine\")\n"
+          "  --mesh            the engine with meshing (FITALLOC_MESH=1), a mesh pass at every\n"
+          "                    sample point (a row named \"engine-mesh\"; implies --engine)\n"
           "  --json | --csv    output format (default: an aligned text table)\n"
           "  --map-out DIR     also write DIR/<config>.blocks.csv and DIR/<config>.series.csv\n"
           "  --samples N       points in the series and in the means (default 1000)\n"
@@ -49,6 +51,8 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 static int parse_policies(const char *list, struct replay_cli *cli)
 {
     cli->policy_count = 0;
+    if (strcmp(list, "none") == 0)
+        return 0; /* the engine alone */
     if (strcmp(list, "all") == 0) {
         for (int p = 0; p < REPLAY_POLICIES; p++)
             cli->policies[cli->policy_count++] = p;
@@ -139,6 +143,8 @@ int cli_parse(int argc, char **argv, struct replay_cli *cli)
             }
         } else if (!strcmp(arg, "--engine")) {
             cli->engine = true;
+        } else if (!strcmp(arg, "--mesh")) {
+            cli->engine = cli->mesh = true;
         } else if (!strcmp(arg, "--json")) {
             json = true;
         } else if (!strcmp(arg, "--csv")) {
@@ -162,5 +168,7 @@ int cli_parse(int argc, char **argv, struct replay_cli *cli)
     cli->format = json ? FORMAT_JSON : csv ? FORMAT_CSV : FORMAT_TABLE;
     if (!cli->trace)
         return usage_error("no trace file given");
+    if (!cli->policy_count && !cli->engine && !cli->dump)
+        return usage_error("--policy none replays nothing without --engine");
     return 0;
 }

@@ -14,8 +14,8 @@ struct replay_cli {
     const char *trace;
     int policies[REPLAY_POLICIES]; /* enum fa_policy values, in the order asked */
     size_t policy_count;
-    int index; /* enum fa_lab_index */
-    bool engine, dump, help;
+    int index;                     /* enum fa_lab_index */
+    bool engine, mesh, dump, help; /* mesh: the engine with meshing (implies engine) */
     enum replay_format format;
     const char *map_out;
     size_t samples;

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "dump.h"
+#include "engine_pages.h"
 #include "replay_env.h"
 #include "map_out.h"
 #include "common/options.h"
@@ -27,7 +28,8 @@ struct session {
     uint64_t reused_live;
 };
 
-static bool replay_with(struct session *s, struct replay_backend *b, bool keep_map)
+/* keep_map: blocks and series (a lab heap); series: the series alone (the engine). */
+static bool replay_with(struct session *s, struct replay_backend *b, bool keep_map, bool series)
 {
     struct replay_options opt = {.samples = s->cli->samples, .keep_map = keep_map};
     struct replay_result result;
@@ -39,6 +41,8 @@ static bool replay_with(struct session *s, struct replay_backend *b, bool keep_m
             s->reused_live = result.reused_live;
         if (keep_map)
             ok = map_out_write(s->cli->map_out, b->name, &result);
+        else if (series)
+            ok = map_out_write_series(s->cli->map_out, b->name, &result);
     }
     replay_result_release(&result);
     return ok;
@@ -52,17 +56,20 @@ static bool replay_lab(struct session *s, int policy)
     struct replay_backend b;
     if (!replay_lab_open(&b, config, policy, s->cli->index))
         return false;
-    bool ok = replay_with(s, &b, s->cli->map_out != NULL);
+    bool ok = replay_with(s, &b, s->cli->map_out != NULL, false);
     replay_lab_close(&b);
     return ok;
 }
 
 static bool replay_engine(struct session *s)
 {
+    const char *map_out = s->cli->map_out;
     struct replay_backend b;
-    if (!replay_engine_open(&b))
+    if (!replay_engine_open(&b, s->cli->mesh, map_out != NULL))
         return false;
-    bool ok = replay_with(s, &b, false);
+    bool ok = replay_with(s, &b, false, map_out != NULL);
+    if (ok && map_out)
+        ok = engine_pages_write(map_out, b.name, replay_engine_pages(&b));
     replay_engine_close(&b);
     return ok;
 }
@@ -77,7 +84,7 @@ int main(int argc, char **argv)
         return EXIT_DONE;
     }
     if (cli.engine && !cli.dump)
-        replay_env_for_engine(argv);
+        replay_env_for_engine(argc, argv);
 
     struct trace t;
     if (trace_read(cli.trace, &t) != 0)

@@ -66,10 +66,13 @@ bool map_out_write(const char *dir, const char *config, const struct replay_resu
         fprintf(f, "%llu,%lld,%llu,%llu\n", (unsigned long long)blocks[i].alloc_op,
                 (long long)blocks[i].free_op, (unsigned long long)blocks[i].offset,
                 (unsigned long long)blocks[i].size);
-    if (!close_output(f, path))
-        return false;
+    return close_output(f, path) && map_out_write_series(dir, config, result);
+}
 
-    f = open_output(dir, config, "series", path);
+bool map_out_write_series(const char *dir, const char *config, const struct replay_result *result)
+{
+    char path[PATH_MAX];
+    FILE *f = open_output(dir, config, "series", path);
     if (!f)
         return false;
     fputs("op,heap_bytes,live_bytes,free_bytes,largest_free,free_blocks\n", f);

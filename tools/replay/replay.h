@@ -104,11 +104,14 @@ bool replay_run(const struct trace *t, const struct replay_backend *b,
                 struct replay_result *result);
 void replay_result_release(struct replay_result *result);
 
-/* The backends: a classic lab heap of one policy and index, and the fast engine. false
- * (message printed) when it cannot be created. */
+/* The backends: a classic lab heap of one policy and index, and the fast engine (with
+ * meshing; keeping its pages at each sample point). false (message printed) when it cannot be
+ * created. */
 bool replay_lab_open(struct replay_backend *b, const char *config, int policy, int index);
 void replay_lab_close(struct replay_backend *b);
-bool replay_engine_open(struct replay_backend *b);
+bool replay_engine_open(struct replay_backend *b, bool mesh, bool keep_pages);
+/* The pages the engine backend took at each sample point (keep_pages). */
+const struct replay_array *replay_engine_pages(const struct replay_backend *b);
 void replay_engine_close(struct replay_backend *b);
 
 #endif

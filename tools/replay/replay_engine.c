@@ -6,18 +6,25 @@
  * Nothing else in the program uses the engine: fitalloc-replay is linked without the
  * interposition layer, so its own malloc is the C library's, and its big arrays are mapped
  * (replay_mem.h). main() makes sure the engine runs in its default mode with time-based
- * purging deferred (replay_env.h), so the row depends on the operations only.
+ * purging deferred (replay_env.h), so the row depends on the operations only. With meshing
+ * (--mesh: FITALLOC_MESH=1, the row "engine-mesh"), a mesh pass runs at every sample point
+ * (fa_collect), for the same reason. With --map-out, the pages at every sample point
+ * (engine_pages.h).
  */
 #include <stdio.h>
 
 #include "engine/engine.h"
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
+#include "engine_pages.h"
 #include "platform/atomic.h"
 #include "replay.h"
 
 struct engine_state {
     uint64_t base_committed; /* before the first operation */
+    bool mesh;
+    bool keep_pages;
+    struct replay_array pages; /* struct engine_page, with keep_pages */
 };
 
 static void stats_now(struct fa_stats *s)
@@ -58,6 +65,15 @@ static uint64_t committed_since(const struct engine_state *s, uint64_t committed
 static void engine_sample(void *state, struct replay_point *pt)
 {
     struct engine_state *s = state;
+    if (s->mesh)
+        fa_collect();
+    if (s->keep_pages && !engine_pages_take(&s->pages, pt->op)) {
+        fprintf(stderr,
+                "fitalloc-replay: out of memory for the engine's pages: the map stops "
+                "at operation %llu\n",
+                (unsigned long long)pt->op);
+        s->keep_pages = false;
+    }
     struct fa_stats st;
     stats_now(&st);
     pt->heap_bytes = committed_since(s, st.committed);
@@ -101,7 +117,7 @@ static bool engine_finish(void *state, struct replay_row *row)
     return true;
 }
 
-bool replay_engine_open(struct replay_backend *b)
+bool replay_engine_open(struct replay_backend *b, bool mesh, bool keep_pages)
 {
     struct engine_state *s = replay_map(sizeof *s);
     if (!s) {
@@ -111,8 +127,10 @@ bool replay_engine_open(struct replay_backend *b)
     struct fa_stats st;
     stats_now(&st);
     s->base_committed = st.committed;
+    s->mesh = mesh;
+    s->keep_pages = keep_pages;
     *b = (struct replay_backend){
-        .name = "engine",
+        .name = mesh ? "engine-mesh" : "engine",
         .state = s,
         .alloc = engine_alloc,
         .free = engine_free,
@@ -126,8 +144,14 @@ bool replay_engine_open(struct replay_backend *b)
     return true;
 }
 
+const struct replay_array *replay_engine_pages(const struct replay_backend *b)
+{
+    return &((const struct engine_state *)b->state)->pages;
+}
+
 void replay_engine_close(struct replay_backend *b)
 {
+    replay_array_release(&((struct engine_state *)b->state)->pages);
     replay_unmap(b->state, sizeof(struct engine_state));
     b->state = NULL;
 }

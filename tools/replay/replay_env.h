@@ -10,6 +10,9 @@
  *
  *   FITALLOC_PURGE_THREAD=0, FITALLOC_PURGE_DELAY=1000000000 (about eleven days)
  *
+ * and, with --mesh, FITALLOC_MESH=1 (whose passes the engine backend then runs itself, one at
+ * every sample point: without the purge thread, none runs on its own).
+ *
  * Purging is driven by the clock, and the replay runs far faster than the program did: what a
  * purge delay returns during the replay would depend on the machine's speed, not on the
  * operations. These two can only be given to the library at its start, so an engine replay
@@ -20,6 +23,6 @@
 
 /* Return if the engine's settings are in effect; else re-execute this program with them
  * (warning and returning if that fails). */
-void replay_env_for_engine(char **argv);
+void replay_env_for_engine(int argc, char **argv);
 
 #endif

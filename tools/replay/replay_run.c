@@ -251,8 +251,8 @@ static uint64_t sample_op(uint64_t k, uint64_t samples, uint64_t ops)
 static void take_sample(struct run *run, struct replay_point *pt)
 {
     memset(pt, 0, sizeof *pt);
-    run->b->sample(run->b->state, pt);
     pt->op = run->op;
+    run->b->sample(run->b->state, pt);
     pt->live_bytes = run->live;
 }
 
