@@ -225,6 +225,7 @@ static inline void fa_purge_note_due(long *next, uint64_t due, uint64_t now)
         *next = wait;
 }
 void _fa_purge_start(void);
+int _fa_purge_threads(void); /* 1 while the purge thread runs, else 0 */
 void _fa_purge_kick(void);
 void _fa_purge_thread_ended(bool main_thread); /* from the thread-exit hook */
 void _fa_purge_safe_point(fa_heap_t *heap);

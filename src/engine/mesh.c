@@ -28,9 +28,11 @@
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
  * every page with a shared frame turns read-only and the file's pages are copied into a new
- * file; the child maps its frames onto the copy, the parent lets its writes go on. The cost
- * follows the meshed memory, not the heap. posix_spawn, vfork and system() share the parent's
- * memory until exec and need nothing. */
+ * file; the parent lets its writes go on. The child makes those pages inaccessible and maps a
+ * page's frames onto the copy only when it touches the page (a fault) or its mesher first
+ * runs: a child that execs at once (a fork then exec) pays one mprotect a page, not the
+ * mappings. The cost follows the meshed memory, not the heap. posix_spawn, vfork and system()
+ * share the parent's memory until exec and need nothing. */
 #include "engine/mesh.h"
 
 #include <string.h>
@@ -67,6 +69,12 @@ static uint64_t next_pass;
  * the threads waiting, so that lowering the barrier calls the kernel only for them. */
 static uint32_t barrier_epoch;
 static uint32_t barrier_waiters;
+/* In a child after fork: its pages still to map onto its own copy of the file, and the fault
+ * handlers mapping one right now (mesh.c, "fork"). */
+static long pending_pages;
+static uint32_t remappers;
+
+static bool settle_faulting(uintptr_t address);
 
 /* ---- the write barrier ---- */
 
@@ -86,6 +94,8 @@ static bool fault_retry(uintptr_t address)
     if (!fa_map_is_segment(entry) ||
         ((fa_segment_t *)(address & ~FA_SEG_MASK))->kind != FA_SEG_SMALL)
         return false;
+    if (fa_atomic_load_acquire(&pending_pages) && settle_faulting(address))
+        return true;
     uintptr_t frame = address & ~(uintptr_t)(FA_MESH_FRAME - 1);
     uint32_t epoch = fa_atomic_load_acquire(&barrier_epoch);
     if (epoch & 1) {
@@ -487,6 +497,7 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
 static size_t collect_all(bool give_back, bool *any)
 {
     size_t released = 0;
+    _fa_mesh_settle_child();
     _fa_mesh_take_detached();
     for (size_t bin = 0; bin < FA_SMALL_BINS; bin++) {
         for (fa_mesh_page_t *rec = _fa_mesh_pages[bin], *after; rec; rec = after) {
@@ -554,6 +565,7 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
 
 static int copy_file = -1; /* the file the child maps, made before the fork */
 static char *copy_window;
+static bool copy_protected; /* the parent's meshed pages were read-only while copied */
 
 /* Every detached page with a shared frame. */
 #define FOR_SHARING_PAGES(rec)                                                                     \
@@ -570,9 +582,16 @@ static void protect_page(const fa_mesh_page_t *rec, bool on)
         _fa_fatal("fitalloc: fork: meshing could not protect %p\n", start);
 }
 
+static void protect_sharing_pages(bool on)
+{
+    FOR_SHARING_PAGES(rec)
+    protect_page(rec, on);
+}
+
 void _fa_mesh_before_fork(void)
 {
     _fa_mesh_fork_prepare();
+    _fa_mesh_settle_child();
     if (!shared_frames)
         return;
     copy_file = _fa_os_shared_create(FA_MESH_FILE_SIZE);
@@ -580,8 +599,12 @@ void _fa_mesh_before_fork(void)
     if (!copy_window)
         _fa_fatal("fitalloc: fork: no memory file for the child's meshed pages\n");
     barrier_raise();
-    FOR_SHARING_PAGES(rec)
-    protect_page(rec, true);
+    /* Read-only while copied, so that no thread's write is half in the copy; unless no other
+     * thread can write: fork's own thread is here, and the purge thread waits for the mesher's
+     * lock, which we hold. */
+    copy_protected = _fa_os_thread_count() != 1 + _fa_purge_threads();
+    if (copy_protected)
+        protect_sharing_pages(true);
     /* Every group's page once, through its first member. */
     FOR_SHARING_PAGES(rec)
     for (size_t k = 0; k < FA_MESH_FRAMES; k++) {
@@ -594,8 +617,8 @@ void _fa_mesh_before_fork(void)
 void _fa_mesh_after_fork_parent(void)
 {
     if (copy_window) {
-        FOR_SHARING_PAGES(rec)
-        protect_page(rec, false);
+        if (copy_protected)
+            protect_sharing_pages(false);
         barrier_lower();
         _fa_os_unmap(copy_window, FA_MESH_FILE_SIZE);
         _fa_os_close(copy_file);
@@ -605,8 +628,9 @@ void _fa_mesh_after_fork_parent(void)
     _fa_mesh_fork_parent();
 }
 
-/* The child maps each page's shared frames onto the copy, a run of neighbouring frames on
- * neighbouring file pages in one call, and the page's other frames writable again. */
+/* The child maps each page's shared frames onto its file (the copy), a run of neighbouring
+ * frames on neighbouring file pages in one call, and the page's other frames writable again.
+ * The same calls again change nothing: two threads may do it at once. */
 static void child_map_page(const fa_mesh_page_t *rec)
 {
     protect_page(rec, false);
@@ -621,23 +645,72 @@ static void child_map_page(const fa_mesh_page_t *rec)
                rec->frames[k + run].group->offset == g->offset + run * FA_MESH_FRAME)
             run++;
         if (!_fa_os_map_shared_at((void *)fa_mesh_frame_address(&rec->frames[k]),
-                                  run * FA_MESH_FRAME, copy_file, g->offset))
+                                  run * FA_MESH_FRAME, file, g->offset))
             _fa_fatal("fitalloc: fork: the child could not map its meshed pages\n");
         k += run;
     }
 }
 
+/* In a signal handler (fault_retry): the child touched a page still mapped onto the parent's
+ * file; map it onto the child's copy. Counted in `remappers` before `pending` is read, so that
+ * a mesher that settles every page (below) and then changes mappings waits for us. */
+static bool settle_faulting(uintptr_t address)
+{
+    fa_map_entry_t entry = fa_atomic_load_acquire(&_fa_segmap[address >> FA_SEG_SHIFT]);
+    fa_mesh_page_t *rec = fa_atomic_load_acquire(&fa_map_page(entry, address)->mesh);
+    if (!rec)
+        return false;
+    fa_atomic_add_seq_cst(&remappers, 1);
+    bool pending = fa_atomic_load_seq_cst(&rec->pending);
+    if (pending) {
+        child_map_page(rec);
+        fa_atomic_store_release(&rec->pending, false);
+    }
+    fa_atomic_sub_seq_cst(&remappers, 1);
+    return pending;
+}
+
+/* Under _fa_mesh_lock, before the mesher changes any mapping or forks: every page of the child
+ * mapped onto its copy, and no fault handler still mapping one (it might map a page onto where
+ * its frames were before the mesher moves them). Mapped before `pending` clears: a handler that
+ * sees it clear lets the access run again, which must then succeed. */
+void _fa_mesh_settle_child(void)
+{
+    if (!fa_atomic_load_relaxed(&pending_pages))
+        return;
+    FOR_SHARING_PAGES(rec)
+    if (fa_atomic_load_relaxed(&rec->pending)) {
+        child_map_page(rec);
+        fa_atomic_store_seq_cst(&rec->pending, false);
+    }
+    fa_atomic_store_seq_cst(&pending_pages, 0);
+    while (fa_atomic_load_seq_cst(&remappers))
+        fa_cpu_relax();
+}
+
 void _fa_mesh_after_fork_child(void)
 {
     if (copy_window) {
-        FOR_SHARING_PAGES(rec)
-        child_map_page(rec);
+        /* The copy is the child's file from now on. */
         _fa_os_unmap(window, FA_MESH_FILE_SIZE);
         _fa_os_close(file);
         window = copy_window;
         file = copy_file;
         copy_window = NULL;
         copy_file = -1;
+        /* Its pages inaccessible now, mapped onto it when touched; at once if that fails. */
+        long pending = 0;
+        FOR_SHARING_PAGES(rec)
+        {
+            if (_fa_os_no_access((void *)rec->page->start,
+                                 fa_mesh_frame_count(rec->page) * FA_MESH_FRAME)) {
+                rec->pending = true;
+                pending++;
+            } else {
+                child_map_page(rec);
+            }
+        }
+        fa_atomic_store_seq_cst(&pending_pages, pending);
         fa_atomic_store_relaxed(&barrier_epoch, barrier_epoch + 1);
     }
     _fa_mesh_fork_child();

@@ -62,6 +62,9 @@ typedef struct fa_mesh_page_s {
     /* Its live blocks (or a group of one of its frames) changed since the last pass that went
      * through its class: only pairs with such a page can mesh now that could not before. */
     bool changed;
+    /* In a child after fork: its frames still map the parent's file, inaccessible, until the
+     * child touches the page or its mesher runs (mesh.c, "fork"). */
+    bool pending;
     fa_mesh_frame_t frames[FA_MESH_FRAMES];
     uint64_t live[FA_MESH_SLOTS / 64]; /* bit i: block i is in use */
 } fa_mesh_page_t;
@@ -98,7 +101,9 @@ void _fa_mesh_take_detached(void); /* pages detached since the last look join th
 void _fa_mesh_collect(fa_mesh_page_t *rec);
 void _fa_mesh_release(fa_mesh_page_t *rec);
 /* mesh.c, for mesh_page.c: a page's frames back to private memory (its last block freed), and
- * its region of the memory file let go. */
+ * its region of the memory file let go; in a child after fork, under the lock, every page
+ * mapped onto the child's own copy of the file before any mapping changes. */
 void _fa_mesh_unmesh(fa_mesh_page_t *rec);
+void _fa_mesh_settle_child(void);
 
 #endif

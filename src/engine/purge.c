@@ -110,6 +110,11 @@ void _fa_purge_kick(void)
     }
 }
 
+int _fa_purge_threads(void)
+{
+    return fa_atomic_load_acquire(&purger_state) == PURGER_RUNNING && fa_option(purge_thread);
+}
+
 void _fa_purge_start(void)
 {
     uint32_t expected = PURGER_NONE;

@@ -32,7 +32,9 @@
 /* add and sub return the new value, fetch_add the old one. */
 #define fa_atomic_add_relaxed(p, d) __atomic_add_fetch((p), (d), __ATOMIC_RELAXED)
 #define fa_atomic_add_release(p, d) __atomic_add_fetch((p), (d), __ATOMIC_RELEASE)
+#define fa_atomic_add_seq_cst(p, d) __atomic_add_fetch((p), (d), __ATOMIC_SEQ_CST)
 #define fa_atomic_sub_relaxed(p, d) __atomic_sub_fetch((p), (d), __ATOMIC_RELAXED)
+#define fa_atomic_sub_seq_cst(p, d) __atomic_sub_fetch((p), (d), __ATOMIC_SEQ_CST)
 #define fa_atomic_fetch_add_relaxed(p, d) __atomic_fetch_add((p), (d), __ATOMIC_RELAXED)
 
 /* A full fence, for the store-then-load patterns that need one (Dekker style). */

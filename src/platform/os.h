@@ -101,6 +101,8 @@ bool _fa_os_map_fresh_at(void *p, size_t size);
 void _fa_os_shared_punch(int fd, size_t offset, size_t size);
 /* Make [p, p+size) read-only (on) or read/write again (off); false on failure. */
 bool _fa_os_write_protect(void *p, size_t size, bool on);
+/* Make [p, p+size) inaccessible; false on failure. */
+bool _fa_os_no_access(void *p, size_t size);
 /* The kernel's page size (4 KiB on x86-64; 4, 16 or 64 KiB on aarch64 kernels). */
 size_t _fa_os_page_size(void);
 /* The most kernel mappings (VMAs) the process may have: vm.max_map_count. */

@@ -68,6 +68,14 @@ bool _fa_os_write_protect(void *p, size_t size, bool on)
     return ok;
 }
 
+bool _fa_os_no_access(void *p, size_t size)
+{
+    int saved = errno;
+    bool ok = mprotect(p, size, PROT_NONE) == 0;
+    errno = saved;
+    return ok;
+}
+
 long _fa_os_max_mappings(void)
 {
     int saved = errno;

@@ -234,6 +234,33 @@ static void case_settle(void)
         fa_free(held[i]);
 }
 
+/* fork with no other thread that could write (the copy for the child is made without
+ * write-protecting the parent's pages): each process keeps its own data. */
+static void case_fork_alone(void)
+{
+    fragment(6);
+    CHECK(fa_test_stats().mesh_saved > 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        check_blocks();
+        for (size_t i = 0; i < count; i++)
+            if (blocks[i])
+                fa_pattern_fill(blocks[i], BLOCK, ~tags[i]);
+        _exit(0);
+    }
+    for (size_t i = 0; i < count; i++)
+        if (blocks[i])
+            fa_pattern_fill(blocks[i], BLOCK, tags[i] + 1);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    for (size_t i = 0; i < count; i++)
+        if (blocks[i])
+            CHECK(fa_pattern_find_bad(blocks[i], BLOCK, tags[i] + 1) == (size_t)-1);
+    free_all();
+}
+
 /* posix_spawn and system() after meshing (they share the parent's memory until exec and run
  * no fork handlers): the programs run, and the parent's blocks are intact. */
 extern char **environ;
@@ -285,7 +312,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         const char *cases[] = {"fragment", "remote",      "remote-sparse", "producer",
-                               "settle",   "double-free", "spawn"};
+                               "settle",   "double-free", "spawn",         "fork-alone"};
         mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
         const char *no_pass_env[] = {"FITALLOC_MESH=1", "FITALLOC_PURGE_THREAD=0",
                                      "FITALLOC_MESH_PERIOD=1000s", NULL};
@@ -308,6 +335,8 @@ int main(int argc, char **argv)
         case_settle();
     else if (!strcmp(argv[1], "producer"))
         case_producer();
+    else if (!strcmp(argv[1], "fork-alone"))
+        case_fork_alone();
     else if (!strcmp(argv[1], "spawn"))
         case_spawn();
     else

@@ -82,6 +82,24 @@ static void case_fork(void)
         pid_t pid = fork();
         CHECK(pid >= 0);
         if (pid == 0) {
+            /* The child's meshed pages are mapped onto its own copy when first touched (round
+             * 0), by its mesher's first pass (round 1), or before it forks (round 2). */
+            if (round == 1)
+                fa_collect();
+            if (round == 2) {
+                pid_t grandchild = fork();
+                CHECK(grandchild >= 0);
+                if (grandchild == 0) {
+                    for (size_t i = 0; i < count; i++)
+                        if (blocks[i] &&
+                            fa_pattern_find_bad(blocks[i], BLOCK, tags[i]) != (size_t)-1)
+                            _exit(3);
+                    _exit(0);
+                }
+                int status;
+                CHECK_EQ(waitpid(grandchild, &status, 0), grandchild);
+                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+            }
             for (size_t i = 0; i < count; i++)
                 if (blocks[i]) {
                     CHECK(fa_pattern_find_bad(blocks[i], BLOCK, tags[i]) == (size_t)-1);
