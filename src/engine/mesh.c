@@ -212,6 +212,7 @@ static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
     if (!_fa_os_map_shared_at((void *)fa_mesh_frame_address(f), FA_MESH_FRAME, file, g->offset))
         _fa_fatal("fitalloc: meshing could not map a page of its memory file at %p\n",
                   (void *)fa_mesh_frame_address(f));
+    f->rec->dont_fork = false;
     if (!f->group) {
         f->rec->shared++;
         shared_frames++;
@@ -582,6 +583,23 @@ static void protect_page(const fa_mesh_page_t *rec, bool on)
         _fa_fatal("fitalloc: fork: meshing could not protect %p\n", start);
 }
 
+/* Each run of a page's shared frames (one mapping or several) in one call; false if one
+ * failed. */
+static bool shared_runs_dont_fork(const fa_mesh_page_t *rec)
+{
+    bool ok = true;
+    for (size_t k = 0; k < FA_MESH_FRAMES;) {
+        size_t run = 0;
+        while (k + run < FA_MESH_FRAMES && rec->frames[k + run].group)
+            run++;
+        if (run)
+            ok &= _fa_os_dont_fork((void *)fa_mesh_frame_address(&rec->frames[k]),
+                                   run * FA_MESH_FRAME);
+        k += run + 1;
+    }
+    return ok;
+}
+
 static void protect_sharing_pages(bool on)
 {
     FOR_SHARING_PAGES(rec)
@@ -612,6 +630,12 @@ void _fa_mesh_before_fork(void)
         if (g && g->first == &rec->frames[k])
             memcpy(copy_window + g->offset, window + g->offset, FA_MESH_FRAME);
     }
+    /* The child inherits no shared frame (holes it maps onto the copy when it needs them):
+     * the kernel copies fewer mappings, and the child unmaps fewer when it ends. Once a page;
+     * again after one of its frames is mapped anew. */
+    FOR_SHARING_PAGES(rec)
+    if (!rec->dont_fork)
+        rec->dont_fork = shared_runs_dont_fork(rec);
 }
 
 void _fa_mesh_after_fork_parent(void)
@@ -628,12 +652,12 @@ void _fa_mesh_after_fork_parent(void)
     _fa_mesh_fork_parent();
 }
 
-/* The child maps each page's shared frames onto its file (the copy), a run of neighbouring
- * frames on neighbouring file pages in one call, and the page's other frames writable again.
- * The same calls again change nothing: two threads may do it at once. */
-static void child_map_page(const fa_mesh_page_t *rec)
+/* The child maps each page's shared frames (not inherited: holes) onto its file (the copy), a
+ * run of neighbouring frames on neighbouring file pages in one call. The same calls again
+ * change nothing: two threads may do it at once. */
+static void child_map_page(fa_mesh_page_t *rec)
 {
-    protect_page(rec, false);
+    rec->dont_fork = false;
     for (size_t k = 0; k < FA_MESH_FRAMES;) {
         const fa_mesh_group_t *g = rec->frames[k].group;
         if (!g) {
@@ -688,6 +712,23 @@ void _fa_mesh_settle_child(void)
         fa_cpu_relax();
 }
 
+/* A page's frames of its own (not shared) writable again, a run in one call: in the child,
+ * where its shared frames are holes that mprotect would stop at. */
+static void unprotect_private_frames(const fa_mesh_page_t *rec)
+{
+    size_t frames = fa_mesh_frame_count(rec->page);
+    for (size_t k = 0; k < frames;) {
+        size_t run = 0;
+        while (k + run < frames && !rec->frames[k + run].group)
+            run++;
+        if (run && !_fa_os_write_protect((void *)fa_mesh_frame_address(&rec->frames[k]),
+                                         run * FA_MESH_FRAME, false))
+            _fa_fatal("fitalloc: fork: the child could not unprotect %p\n",
+                      (void *)fa_mesh_frame_address(&rec->frames[k]));
+        k += run + 1;
+    }
+}
+
 void _fa_mesh_after_fork_child(void)
 {
     if (copy_window) {
@@ -698,16 +739,19 @@ void _fa_mesh_after_fork_child(void)
         file = copy_file;
         copy_window = NULL;
         copy_file = -1;
-        /* Its pages inaccessible now, mapped onto it when touched; at once if that fails. */
+        /* The shared frames are holes here, mapped onto the copy when touched. The pages'
+         * other frames are the child's private copies already, writable again if the parent
+         * protected them. */
         long pending = 0;
         FOR_SHARING_PAGES(rec)
         {
-            if (_fa_os_no_access((void *)rec->page->start,
-                                 fa_mesh_frame_count(rec->page) * FA_MESH_FRAME)) {
+            if (copy_protected)
+                unprotect_private_frames(rec);
+            if (rec->dont_fork) {
                 rec->pending = true;
                 pending++;
             } else {
-                child_map_page(rec);
+                child_map_page(rec); /* it inherited the parent's mappings: replaced now */
             }
         }
         fa_atomic_store_seq_cst(&pending_pages, pending);

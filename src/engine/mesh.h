@@ -62,8 +62,11 @@ typedef struct fa_mesh_page_s {
     /* Its live blocks (or a group of one of its frames) changed since the last pass that went
      * through its class: only pairs with such a page can mesh now that could not before. */
     bool changed;
-    /* In a child after fork: its frames still map the parent's file, inaccessible, until the
-     * child touches the page or its mesher runs (mesh.c, "fork"). */
+    /* A fork child will not inherit its shared frames' mappings (mesh.c, "fork"): set at a
+     * fork, cleared when one of them is mapped again. */
+    bool dont_fork;
+    /* In a child after fork: its shared frames are not mapped yet, until the child touches
+     * the page or its mesher runs (mesh.c, "fork"). */
     bool pending;
     fa_mesh_frame_t frames[FA_MESH_FRAMES];
     uint64_t live[FA_MESH_SLOTS / 64]; /* bit i: block i is in use */

@@ -1,6 +1,7 @@
-/* Write faults fitalloc causes on purpose: while the mesher copies the live blocks of a page,
- * the page is read-only, and a thread writing into it takes a SIGSEGV that must wait for the
- * copy and then write again, not end the program. Every other fault goes on to the handler the
+/* Faults fitalloc causes on purpose: while the mesher copies the live blocks of a page, the
+ * page is read-only, and a thread writing into it takes a SIGSEGV that must wait for the copy
+ * and then write again, not end the program; a fork child finds its meshed frames unmapped
+ * until it maps them onto its own copy, at its first touch. Every other fault goes on to the handler the
  * program (or a sanitizer, or a language runtime) installed before ours, as if ours were not
  * there; with none, to the default action. */
 #define _GNU_SOURCE
@@ -34,7 +35,8 @@ static void forward(int sig, siginfo_t *info, void *context)
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
     int saved = errno;
-    bool ours = info->si_code == SEGV_ACCERR && retry_hook((uintptr_t)info->si_addr);
+    bool ours = (info->si_code == SEGV_ACCERR || info->si_code == SEGV_MAPERR) &&
+                retry_hook((uintptr_t)info->si_addr);
     errno = saved;
     if (!ours)
         forward(sig, info, context);

@@ -95,14 +95,15 @@ int _fa_os_shared_create(size_t size);
 void *_fa_os_shared_window(int fd, size_t size);
 /* Map the file's [offset, offset+size) at p, replacing what is there (read/write, shared). */
 bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset);
+/* A fork child will not inherit the mappings of [p, p+size): the range is a hole there; a
+ * mapping made there later is inherited again. false on failure. */
+bool _fa_os_dont_fork(void *p, size_t size);
 /* Map fresh private zero pages at p, replacing what is there. */
 bool _fa_os_map_fresh_at(void *p, size_t size);
 /* Give the file's pages in [offset, offset+size) back to the OS (they read as zero). */
 void _fa_os_shared_punch(int fd, size_t offset, size_t size);
 /* Make [p, p+size) read-only (on) or read/write again (off); false on failure. */
 bool _fa_os_write_protect(void *p, size_t size, bool on);
-/* Make [p, p+size) inaccessible; false on failure. */
-bool _fa_os_no_access(void *p, size_t size);
 /* The kernel's page size (4 KiB on x86-64; 4, 16 or 64 KiB on aarch64 kernels). */
 size_t _fa_os_page_size(void);
 /* The most kernel mappings (VMAs) the process may have: vm.max_map_count. */
@@ -111,10 +112,11 @@ long _fa_os_max_mappings(void);
 /* ---- fault.c: writes into write-protected memory, made to wait ---- */
 
 /* Install, or install again if the program has since put its own handler in its place, the
- * SIGSEGV handler that asks `retry` about every write fault (SEGV_ACCERR) at an address: true
- * means the fault was fitalloc's write protection, already lifted (retry waits for that), and
- * the write is done again; false hands the fault to the handler that was installed before
- * (the program's, or the default action). false if no handler could be installed. */
+ * SIGSEGV handler that asks `retry` about every fault at an address, of a protected page
+ * (SEGV_ACCERR) or of an unmapped one (SEGV_MAPERR): true means the fault was fitalloc's (write
+ * protection, already lifted; a range a fork child has yet to map, now mapped), and the access
+ * is done again; false hands the fault to the handler that was installed before (the
+ * program's, or the default action). false if no handler could be installed. */
 bool _fa_os_fault_hook(bool (*retry)(uintptr_t address));
 
 /* ---- os_process.c: the C library's process-level facilities ---- */

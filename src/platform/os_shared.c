@@ -44,6 +44,14 @@ bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset)
     return q == p;
 }
 
+bool _fa_os_dont_fork(void *p, size_t size)
+{
+    int saved = errno;
+    bool ok = madvise(p, size, MADV_DONTFORK) == 0;
+    errno = saved;
+    return ok;
+}
+
 bool _fa_os_map_fresh_at(void *p, size_t size)
 {
     int saved = errno;
@@ -64,14 +72,6 @@ bool _fa_os_write_protect(void *p, size_t size, bool on)
 {
     int saved = errno;
     bool ok = mprotect(p, size, on ? PROT_READ : PROT_READ | PROT_WRITE) == 0;
-    errno = saved;
-    return ok;
-}
-
-bool _fa_os_no_access(void *p, size_t size)
-{
-    int saved = errno;
-    bool ok = mprotect(p, size, PROT_NONE) == 0;
     errno = saved;
     return ok;
 }
