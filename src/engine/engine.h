@@ -91,6 +91,9 @@ void _fa_segments_purge(uint64_t now, bool force, long *next);
 void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
 size_t _fa_segment_first_offset(int kind);
+/* Make seg's memory up to `end` bytes from its start accessible, before a page provisions blocks
+ * there; false if the OS has no memory for it. */
+bool _fa_segment_open(fa_segment_t *seg, size_t end);
 
 /* page.c: free lists are built at most this many bytes (and so blocks) at a time */
 #define FA_EXTEND_BYTES 4096
@@ -182,6 +185,8 @@ void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
 /* report.c */
 FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */
 FA_REPORT void _fa_free_list_corrupt(const fa_page_t *page, const char *list);
+/* A fresh page's memory at `at`, about to be provisioned, was written (page.c). */
+FA_REPORT void _fa_overflow_into_fresh(const fa_page_t *page, const void *at);
 void _fa_large_freed(uintptr_t block, size_t size); /* under _fa_global_lock */
 
 /* large.c */

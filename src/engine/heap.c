@@ -373,10 +373,10 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         return _fa_heap_find_page(heap, bin);
     if (!page)
         return NULL;
-    _fa_page_extend(page);
+    bool provisioned = _fa_page_extend(page);
     queue_push_front(q, page);
     queue_head_changed(heap, bin);
-    return page;
+    return provisioned ? page : NULL; /* NULL: no memory to open the page with */
 }
 
 /* Set once this thread's exit hook has given its heap up. The frees it still makes (other
