@@ -181,6 +181,15 @@ void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at o
 /* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
 fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed);
 void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
+/* The size asked for the block at `block` of a secure page, as its size word says (the block's
+ * room without the trailer if the word is damaged). */
+size_t _fa_secure_request(const fa_page_t *page, uintptr_t block);
+
+/* bounds.c: checked copies (secure mode) */
+/* A copy of len bytes to dst, made by caller ("memcpy", ...): stop with a report if dst lies in
+ * a fitalloc block (from its start to the end of its room) and the copy runs past the bytes the
+ * block was asked for. */
+void _fa_copy_check(const char *caller, const void *dst, size_t len);
 
 /* report.c */
 FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */
