@@ -229,6 +229,7 @@ static void maybe_release_idle_heads(fa_heap_t *heap)
     if (now < heap->next_idle_check)
         return;
     heap->next_idle_check = now + (uint64_t)fa_option(purge_delay);
+    _fa_guard_expire(now);
     _fa_heap_release_idle_heads(heap, false);
 }
 

@@ -36,7 +36,7 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
         if ((!heap && used == 0) || block_size == 0)
             continue;
         /* The blocks on `free` are not live. */
-        size_t not_live = fa_page_free_length(page);
+        size_t not_live = fa_page_free_length(page) + _fa_guard_held_in(page);
         used = used >= not_live ? used - not_live : 0;
         struct fa_heap_area area = {
             .kind = FA_AREA_PAGE,

@@ -6,6 +6,8 @@
  *                                       class nothing else uses), then malloc another: malloc
  *                                       must report the overflow
  *   guards fits                         the same block written only inside, then malloc: runs on
+ *   guards freed <size> write|read|free write into, read or free again a freed block of <size>
+ *                                       bytes: a big one (256 KiB) is inaccessible for a while
  *
  * Prints "block <address>" on stderr before the misuse; "not caught" on stdout if it ran on.
  */
@@ -54,6 +56,18 @@ int main(int argc, char **argv)
         char *q = malloc(FRESH_SIZE);
         free(q);
         free(p);
+    } else if (strcmp(argv[1], "freed") == 0 && argc == 4) {
+        size_t n = strtoul(argv[2], NULL, 10);
+        char *p = malloc(n);
+        memset(p, 0x22, n);
+        fprintf(stderr, "block %p\n", (void *)p);
+        free(p);
+        if (strcmp(argv[3], "write") == 0)
+            write_bytes(p, 0, 16);
+        else if (strcmp(argv[3], "read") == 0)
+            printf("read %d\n", ((volatile char *)p)[n / 2]);
+        else
+            free(p);
     } else {
         return 2;
     }
