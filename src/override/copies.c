@@ -72,10 +72,13 @@ static void *early_memset_chk(void *dst, int c, size_t n, size_t room)
     return early_memset(dst, c, n);
 }
 
-static const struct copies early = {early_memmove,     early_memmove,     early_memset,
-                                    early_memmove_chk, early_memmove_chk, early_memset_chk};
+#define EARLY                                                                                      \
+    {                                                                                              \
+        early_memmove, early_memmove, early_memset, early_memmove_chk, early_memmove_chk,          \
+            early_memset_chk                                                                       \
+    }
 /* The C library's functions, and where the exported ones jump. */
-static struct copies libc = early, target = early;
+static struct copies libc = EARLY, target = EARLY;
 /* fitalloc's own code: copies called from there are not checked. */
 static uintptr_t own_start, own_end;
 
