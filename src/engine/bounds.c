@@ -59,6 +59,6 @@ void _fa_copy_check(const char *caller, const void *dst, size_t len)
     if (len <= b.size && offset <= b.size - len)
         return;
     size_t past = len > SIZE_MAX - offset ? SIZE_MAX - b.size : offset + len - b.size;
-    _fa_fatal("fitalloc: %s(): %zu bytes past the end of the %zu-byte block at %p\n", caller, past,
-              b.size, (void *)b.start);
+    _fa_fatal("fitalloc: %s(): %zu byte%s past the end of the %zu-byte block at %p\n", caller, past,
+              past == 1 ? "" : "s", b.size, (void *)b.start);
 }

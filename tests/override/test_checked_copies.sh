@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Secure mode's checked copies (docs/security.md, "Checked copies"), under LD_PRELOAD with
 # FITALLOC_SECURE=1: memcpy, memmove, memset and their __*_chk forms into a block of 8 B, 4 KiB,
-# 256 KiB and 1 MiB (a large block) stop when they run past its end, from its start or from
-# inside it, with "fitalloc: memcpy(): 32 bytes past the end of the 8-byte block at 0x..."; a
+# 256 KiB and 1 MiB (a large block) stop when they run past its end, from its start, from inside
+# it or from its end, with "fitalloc: memcpy(): 32 bytes past the end of the 8-byte block at 0x..."; a
 # copy that fits runs on, in secure mode and in the default mode. Program: copies.c.
 source "$(dirname "$0")/common.sh"
 need_env FITALLOC_LIB CC
@@ -36,6 +36,12 @@ for fn in memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk; do
                 fail "$fn of $((size - offset + 32)) bytes at $offset into $size bytes:" \
                     "status $status, stderr lacks \"$expected\": $(cat "$WORK/err")"
         done
+        run 1 "$fn" "$size" "$size" 1 # from the block's end: one byte
+        block=$(sed -n 's/^block //p' "$WORK/err")
+        expected="fitalloc: $name(): 1 byte past the end of the $size-byte block at $block"
+        [ "$status" -eq 134 ] && grep -qF "$expected" "$WORK/err" ||
+            fail "$fn of 1 byte at the end of $size bytes: status $status, stderr lacks" \
+                "\"$expected\": $(cat "$WORK/err")"
         for secure in 1 0; do
             run "$secure" "$fn" "$size" 3 $((size - 3))
             [ "$status" -eq 0 ] && grep -q "not caught" "$WORK/out" ||
