@@ -149,7 +149,7 @@ static void *realloc_untraced(void *p, size_t n)
     fa_page_t *page;
     size_t usable = usable_size(p, "realloc", &seg, &page);
     bool large = seg->kind == FA_SEG_LARGE;
-    if (!large && _fa_block_is_free(page, p))
+    if (!large && (fa_guard_holds(page, p) || _fa_block_is_free(page, p)))
         _fa_double_free("realloc", p, usable);
     /* Keep the block when the new size fits and does not waste more than half of it. A secure
      * block records the size asked for: it stays when its trailer still fits. */

@@ -40,6 +40,17 @@ static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
     return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SLOW));
 }
 
+/* guard.c: it keeps no more big blocks inaccessible (its budget is spent). */
+extern bool _fa_guard_spent;
+
+/* Whether the free fast path hands even the owner's frees of the page's blocks to the slow
+ * path: a slow page's (secure mode, tracing), and a big page's while guard.c may keep its
+ * blocks inaccessible. */
+static inline bool fa_page_frees_slowly(const fa_page_t *page)
+{
+    return page->slow || (page->bin >= FA_MEDIUM_BINS && !fa_atomic_load_relaxed(&_fa_guard_spent));
+}
+
 /* A page's thread word, which the free fast path compares with its own thread pointer (one
  * instruction, where reading the heap pointer, a TLS variable, takes two): the pointer of the
  * thread using the heap that owns the page while the page is on one of that heap's queues and
@@ -48,7 +59,7 @@ static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
  * the heap (heap.c), before the C library can hand its pointer to a new thread. */
 static inline void fa_page_set_thread(fa_page_t *page, uintptr_t thread)
 {
-    fa_atomic_store_relaxed(&page->thread, page->slow ? 0 : thread);
+    fa_atomic_store_relaxed(&page->thread, fa_page_frees_slowly(page) ? 0 : thread);
 }
 
 /* A list of segments through their next and prev (its owner guards it). */
@@ -91,6 +102,9 @@ void _fa_segments_purge(uint64_t now, bool force, long *next);
 void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
 size_t _fa_segment_first_offset(int kind);
+/* Make seg's memory up to `end` bytes from its start accessible, before a page provisions blocks
+ * there; false if the OS has no memory for it. */
+bool _fa_segment_open(fa_segment_t *seg, size_t end);
 
 /* page.c: free lists are built at most this many bytes (and so blocks) at a time */
 #define FA_EXTEND_BYTES 4096
@@ -179,10 +193,36 @@ void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at o
 /* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
 fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed);
 void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
+/* The size asked for the block at `block` of a secure page, as its size word says (the block's
+ * room without the trailer if the word is damaged). */
+size_t _fa_secure_request(const fa_page_t *page, uintptr_t block);
+
+/* guard.c: the first big blocks freed, kept inaccessible (default mode) */
+/* A free of a block of its own page, checked: whether guard.c keeps it (else the caller frees
+ * it). */
+bool _fa_guard_free(fa_page_t *page, void *p);
+bool _fa_guard_holds(const void *p);
+/* p, a block of `page`, is one guard.c keeps: it was freed, and cannot be read. */
+static inline bool fa_guard_holds(const fa_page_t *page, const void *p)
+{
+    return fa_unlikely(page->bin >= FA_MEDIUM_BINS) && _fa_guard_holds(p);
+}
+void _fa_guard_flush(void);          /* every block it keeps goes to its free list (fa_collect) */
+void _fa_guard_expire(uint64_t now); /* the same, if none came for the purge delay */
+/* The blocks of `page` guard.c keeps: freed, though the page counts them as live. */
+size_t _fa_guard_held_in(const fa_page_t *page);
+
+/* bounds.c: checked copies (secure mode) */
+/* A copy of len bytes to dst, made by caller ("memcpy", ...): stop with a report if dst lies in
+ * a fitalloc block (from its start to the end of its room) and the copy runs past the bytes the
+ * block was asked for. */
+void _fa_copy_check(const char *caller, const void *dst, size_t len);
 
 /* report.c */
 FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */
 FA_REPORT void _fa_free_list_corrupt(const fa_page_t *page, const char *list);
+/* A fresh page's memory at `at`, about to be provisioned, was written (page.c). */
+FA_REPORT void _fa_overflow_into_fresh(const fa_page_t *page, const void *at);
 void _fa_large_freed(uintptr_t block, size_t size); /* under _fa_global_lock */
 
 /* large.c */

@@ -107,7 +107,9 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED ||
         !fa_page_has_block(page, (uintptr_t)p))
         _fa_bad_pointer(caller, p);
-    if (_fa_block_is_free(page, p))
+    /* A block guard.c keeps is free, and cannot be read. (Another thread's free of it, which
+     * takes the usual case of _fa_free_in_page, faults reading it.) */
+    if (fa_guard_holds(page, p) || _fa_block_is_free(page, p))
         _fa_double_free(caller, p, page->block_size);
     /* A detached page keeps no marks on its free blocks (mesh.h): its bitmap says. */
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
@@ -115,7 +117,7 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
         _fa_double_free(caller, p, page->block_size);
     if (page->secure)
         _fa_secure_free(page, p, caller, size);
-    else
+    else if (!_fa_guard_free(page, p))
         _fa_free_block(page, p);
 }
 

@@ -243,6 +243,7 @@ static void maybe_release_idle_heads(fa_heap_t *heap)
     if (now < heap->next_idle_check)
         return;
     heap->next_idle_check = now + (uint64_t)fa_option(purge_delay);
+    _fa_guard_expire(now);
     _fa_heap_release_idle_heads(heap, false);
 }
 
@@ -453,10 +454,10 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         return _fa_heap_find_page(heap, bin);
     if (!page)
         return NULL;
-    _fa_page_extend(page);
+    bool provisioned = _fa_page_extend(page);
     queue_push_front(q, page);
     queue_head_changed(heap, bin);
-    return page;
+    return provisioned ? page : NULL; /* NULL: no memory to open the page with */
 }
 
 /* Set once this thread's exit hook has given its heap up. The frees it still makes (other

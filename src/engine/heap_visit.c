@@ -37,7 +37,7 @@ __attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg
         if ((!heap && used == 0) || block_size == 0)
             continue;
         /* The blocks on `free` are not live. */
-        size_t not_live = fa_page_free_length(page);
+        size_t not_live = fa_page_free_length(page) + _fa_guard_held_in(page);
         used = used >= not_live ? used - not_live : 0;
         /* Records are never unmapped; the mesher may change one meanwhile (a snapshot). */
         const fa_mesh_page_t *rec = fa_atomic_load_acquire(&page->mesh);

@@ -108,6 +108,7 @@ bool _fa_mesh_detach(fa_page_t *page)
     if (capacity - freed != page->used)
         _fa_free_list_corrupt(page, "free list");
     page->local = FA_LIST_END;
+    page->fresh = 0; /* its frames may come to hold another page's blocks, past its capacity */
     rec->page = page;
     rec->shared = rec->returned = 0;
     rec->region = FA_MESH_NO_REGION;

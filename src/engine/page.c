@@ -66,6 +66,22 @@ static fa_block_t *link_new_blocks(fa_page_t *page, char *first, size_t count, f
     return (fa_block_t *)first;
 }
 
+/* The first words of the blocks about to be provisioned in a page taken CLEAN read as zero,
+ * unless the program wrote there: past the last block handed out (every block before them
+ * is), as glibc notices a write over its top chunk at the next malloc. Only the first two words:
+ * an overflow is contiguous, and crosses them first. */
+static void check_fresh(const fa_page_t *page, char *first)
+{
+    fa_block_t *block = (fa_block_t *)first;
+    /* A write, not a read, touches the memory first: a read of a page never touched maps the
+     * kernel's zero page, and the write that provisions the block then faults a second time
+     * (churn-wide: 5 % more page faults, 11 % more time). The swap writes what the provisioning
+     * will overwrite anyway, and gives the old word back. */
+    uintptr_t link = fa_atomic_exchange_relaxed(&block->link, 0);
+    if (fa_unlikely(link | block->mark))
+        _fa_overflow_into_fresh(page, first);
+}
+
 /* Provision the next blocks of the page, at most FA_EXTEND_BYTES of them at a time, so that a
  * page that serves few blocks costs only their memory. */
 bool _fa_page_extend(fa_page_t *page)
@@ -89,6 +105,11 @@ bool _fa_page_extend(fa_page_t *page)
     if (count > (size_t)(page->reserved - page->capacity))
         count = page->reserved - page->capacity;
     char *first = (char *)page->start + (size_t)(page->capacity + skip) * size;
+    uintptr_t seg = (uintptr_t)page & ~FA_SEG_MASK;
+    if (!_fa_segment_open((fa_segment_t *)seg, (uintptr_t)first - seg + (count - skip) * size))
+        return false;
+    if (page->fresh && !page->secure)
+        check_fresh(page, first);
     page->free = page->secure ? _fa_secure_new_blocks(page, first, count, page->free)
                               : link_new_blocks(page, first, count - skip, page->free);
     /* Block 0 is held back in secure mode too (its own reason: secure.c). */

@@ -166,6 +166,7 @@ void _fa_purge_fork_parent(void)
 
 FA_API void fa_collect(void)
 {
+    _fa_guard_flush();
     fa_heap_t *heap = _fa_heap_tls;
     if (heap != &_fa_heap_empty) {
         _fa_heap_settle_sparse(heap, true);

@@ -55,3 +55,15 @@ void _fa_free_list_corrupt(const fa_page_t *page, const char *list)
     _fa_fatal("fitalloc: heap corruption in the %s of the %u-byte page at %p\n", list,
               page->block_size, (void *)page->start);
 }
+
+void _fa_overflow_into_fresh(const fa_page_t *page, const void *at)
+{
+    uintptr_t a = (uintptr_t)at;
+    if (a > page->start)
+        _fa_fatal("fitalloc: malloc(): heap overflow past the %u-byte block at %p (into memory "
+                  "not handed out yet)\n",
+                  page->block_size, (void *)(a - page->block_size));
+    _fa_fatal("fitalloc: malloc(): heap overflow into the %u-byte page at %p (memory not handed "
+              "out yet)\n",
+              page->block_size, at);
+}

@@ -163,6 +163,11 @@ static size_t claimed_size(const fa_page_t *page, uintptr_t block)
     return n != SIZE_MAX ? n : page->block_size - FA_TRAILER;
 }
 
+size_t _fa_secure_request(const fa_page_t *page, uintptr_t block)
+{
+    return claimed_size(page, block);
+}
+
 /* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged. */
 static size_t recorded_size(const fa_page_t *page, uintptr_t block)
 {

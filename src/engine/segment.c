@@ -47,6 +47,42 @@ static size_t page_bytes(const fa_segment_t *seg, const fa_page_t *page)
     return index ? size : size - _fa_segment_first_offset(seg->kind);
 }
 
+/* Memory no page has handed out yet is inaccessible, from seg->opened to the segment's end, as
+ * glibc's heap ends at its top with unmapped memory after it: a write running on past a block
+ * faults there instead of landing in memory a later block gets. Pages are taken lowest first,
+ * so a segment has one such boundary (two kernel mappings), which moves up a page at a time
+ * (a block at a time in big segments: a 256 KiB block is followed by the next one's closed
+ * memory until that one is provisioned) and down only when the segment goes cold. The header
+ * of the largest kind stays open: a cold segment may come back as another kind. */
+#define FA_SEG_HEADER_MAX                                                                          \
+    ((sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) + FA_OS_PAGE - 1) &                  \
+     ~(size_t)(FA_OS_PAGE - 1))
+_Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open before page 0");
+
+static void segment_close(fa_segment_t *seg)
+{
+    _fa_os_protect((char *)seg + FA_SEG_HEADER_MAX, FA_SEG_SIZE - FA_SEG_HEADER_MAX);
+    seg->opened = FA_SEG_HEADER_MAX;
+}
+
+bool _fa_segment_open(fa_segment_t *seg, size_t end)
+{
+    if (fa_likely(end <= seg->opened))
+        return true;
+    /* Whole pages, so that a small page costs one system call; with huge pages, 2 MiB steps
+     * keep the boundary off the huge pages' insides. */
+    size_t step = fa_option(huge_pages)     ? ((size_t)2 << 20)
+                  : seg->kind == FA_SEG_BIG ? FA_OS_PAGE
+                                            : (size_t)1 << seg->page_shift;
+    size_t to = fa_align_up(end, step);
+    if (to > FA_SEG_SIZE)
+        to = FA_SEG_SIZE;
+    if (!_fa_os_commit((char *)seg + seg->opened, to - seg->opened))
+        return false;
+    seg->opened = to;
+    return true;
+}
+
 static uintptr_t page_area(const fa_segment_t *seg, const fa_page_t *page)
 {
     size_t index = (size_t)(page - seg->pages);
@@ -107,6 +143,7 @@ static void segment_make_cold_locked(fa_segment_t *seg)
     for (uint64_t *w = (uint64_t *)seg->pages; w < (uint64_t *)first_page_end; w++)
         fa_atomic_store_relaxed(w, 0);
     _fa_os_purge(first_page_end, FA_SEG_SIZE - FA_OS_PAGE);
+    segment_close(seg);
     _fa_stats_commit(-(committed - FA_OS_PAGE));
     fa_count(purged, (uint64_t)(committed - FA_OS_PAGE));
     fa_segment_list_push(&cold, seg);
@@ -156,6 +193,7 @@ static fa_segment_t *segment_new(int kind)
         return NULL;
     if (fa_option(huge_pages))
         _fa_os_huge(seg, FA_SEG_SIZE);
+    segment_close(seg);
     /* Fresh anonymous memory is zero: every page starts CLEAN. */
     fa_count(reserved, FA_SEG_SIZE);
     fa_count(segments, 1);
@@ -176,6 +214,7 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
             continue;
         if (want == FA_PAGE_CLEAN)
             _fa_stats_commit((int64_t)page_bytes(seg, page));
+        page->fresh = want == FA_PAGE_CLEAN;
         /* Atomic: the mesher gives back detached pages of segments others own. */
         fa_atomic_add_relaxed(&seg->used_pages, 1);
         return page;

@@ -47,6 +47,7 @@ __attribute__((no_sanitize("thread"))) static void add_pages(fa_segment_t *seg, 
         c->frees += fa_page_frees(page);
         c->allocs += page->placed - fa_page_free_length(page);
         snap->pending[page->bin] -= (int64_t)page->xcollected;
+        snap->pending[page->bin] += (int64_t)_fa_guard_held_in(page);
     }
 }
 

@@ -151,7 +151,10 @@ typedef struct fa_page_s {
     /* Every malloc and free of its blocks takes the slow path (secure mode, FITALLOC_TRACE):
      * never in a direct slot, FA_OWNER_SLOW in its owner word. */
     uint8_t slow;
-    uint8_t pad0[12];
+    /* Taken CLEAN: its memory past `capacity` reads as zero until a block is provisioned there,
+     * which _fa_page_extend checks (a write running past the last block handed out). */
+    uint8_t fresh;
+    uint8_t pad0[11];
     /* line 1: the owner's */
     /* Two free lists, so that only free updates a counter: when malloc counted too, in the
      * same word, each malloc waited for the previous free's store to it, and the other way
@@ -231,6 +234,9 @@ typedef struct fa_segment_s {
     size_t large_usable;   /* large: bytes usable from large_block to the mapping's end */
     size_t large_slack;    /* large: bytes mapped beyond the request (a bigger mapping reused) */
     uintptr_t large_prev;  /* large: the block freed in this mapping before large_block (or 0) */
+    /* small, medium, big: from this offset to the segment's end no page has handed out memory
+     * yet, and it is inaccessible (segment.c: _fa_segment_open) */
+    size_t opened;
     /* The page descriptor of each 64 KiB piece, for the free fast path (fa_map_page). */
     fa_page_t *page_of[FA_SEG_PIECES];
     /* page_count entries (one for a large block), each starting a cache line */

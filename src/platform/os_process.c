@@ -1,6 +1,8 @@
 /* The C library's process-level facilities of os.h: environ, sysconf, pthreads (detached
  * threads, a thread key for the exit hook, fork handlers), the dynamic linker. */
+#define _GNU_SOURCE /* RTLD_NEXT, dl_iterate_phdr */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
@@ -79,4 +81,39 @@ void *_fa_os_loaded_symbol(const char *library, const char *symbol)
 {
     void *handle = dlopen(library, RTLD_LAZY | RTLD_NOLOAD);
     return handle ? dlsym(handle, symbol) : NULL;
+}
+
+void *_fa_os_next_symbol(const char *symbol)
+{
+    return dlsym(RTLD_NEXT, symbol);
+}
+
+struct code_search {
+    uintptr_t code, start, end;
+};
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct code_search *s = arg;
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && s->code - start < ph->p_memsz) {
+            s->start = start;
+            s->end = start + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+bool _fa_os_code_range(const void *code, uintptr_t *start, uintptr_t *end)
+{
+    struct code_search s = {(uintptr_t)code, 0, 0};
+    if (!dl_iterate_phdr(find_code, &s))
+        return false;
+    *start = s.start;
+    *end = s.end;
+    return true;
 }

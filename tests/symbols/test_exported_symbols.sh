@@ -2,7 +2,8 @@
 # libfitalloc.so exports the allocator API and nothing else:
 #   - the C library allocation functions it replaces (malloc, free, ..., __libc_*),
 #   - names starting with fa_,
-#   - C++ operator new/delete (manglings matching ^_Z(nw|na|dl|da)).
+#   - C++ operator new/delete (manglings matching ^_Z(nw|na|dl|da)),
+#   - memcpy, memmove, memset and their __*_chk forms (secure mode's checked copies).
 # Usage: test_exported_symbols.sh [path/to/libfitalloc.so]  (default: $FITALLOC_LIB)
 set -euo pipefail
 
@@ -16,6 +17,7 @@ allowed_c=(
     valloc pvalloc malloc_usable_size free_sized free_aligned_sized
     __libc_malloc __libc_free __libc_calloc __libc_realloc __libc_memalign
     __libc_valloc __libc_pvalloc
+    memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk
 )
 required=(malloc free fa_malloc _Znwm _ZdlPv)
 # Defined by the linker or the C runtime in every shared object, not by our code.
