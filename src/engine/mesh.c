@@ -729,6 +729,20 @@ static void unprotect_private_frames(const fa_mesh_page_t *rec)
     }
 }
 
+/* Whether the kernel kept MADV_DONTFORK, looked at on one marked page (an emulator such as
+ * qemu-user may ignore the advice: the child then shares the parent's file, and must map its
+ * copy everywhere at once). */
+static bool inherited_no_shared_frame(void)
+{
+    FOR_SHARING_PAGES(rec)
+    if (rec->dont_fork)
+        for (size_t k = 0; k < FA_MESH_FRAMES; k++)
+            if (rec->frames[k].group)
+                return !_fa_os_mapped((void *)fa_mesh_frame_address(&rec->frames[k]),
+                                      FA_MESH_FRAME);
+    return true;
+}
+
 void _fa_mesh_after_fork_child(void)
 {
     if (copy_window) {
@@ -743,11 +757,12 @@ void _fa_mesh_after_fork_child(void)
          * other frames are the child's private copies already, writable again if the parent
          * protected them. */
         long pending = 0;
+        bool holes = inherited_no_shared_frame();
         FOR_SHARING_PAGES(rec)
         {
             if (copy_protected)
                 unprotect_private_frames(rec);
-            if (rec->dont_fork) {
+            if (rec->dont_fork && holes) {
                 rec->pending = true;
                 pending++;
             } else {

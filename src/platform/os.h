@@ -98,6 +98,8 @@ bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset);
 /* A fork child will not inherit the mappings of [p, p+size): the range is a hole there; a
  * mapping made there later is inherited again. false on failure. */
 bool _fa_os_dont_fork(void *p, size_t size);
+/* Whether all of [p, p+size) is mapped (true too where the kernel cannot tell). */
+bool _fa_os_mapped(void *p, size_t size);
 /* Map fresh private zero pages at p, replacing what is there. */
 bool _fa_os_map_fresh_at(void *p, size_t size);
 /* Give the file's pages in [offset, offset+size) back to the OS (they read as zero). */

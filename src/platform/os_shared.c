@@ -44,6 +44,15 @@ bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset)
     return q == p;
 }
 
+bool _fa_os_mapped(void *p, size_t size)
+{
+    int saved = errno;
+    /* madvise fails with ENOMEM on a range with unmapped pages, and changes nothing here. */
+    bool mapped = madvise(p, size, MADV_NORMAL) == 0;
+    errno = saved;
+    return mapped;
+}
+
 bool _fa_os_dont_fork(void *p, size_t size)
 {
     int saved = errno;
