@@ -178,6 +178,19 @@ void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at o
 /* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
 fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed);
 void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
+bool _fa_secure_is_large(size_t n);     /* a request of n bytes gets a mapping of its own */
+/* In the SIGSEGV handler: report an access to a retired mapping or a live block's guards. */
+void _fa_secure_large_fault(uintptr_t address);
+
+/* secure_guard.c: guard pages in secure segments, the report of faults in guards */
+void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
+void _fa_secure_guard_hook(void);                 /* install the SIGSEGV hook */
+
+/* secure_zero.c: malloc(0) in secure mode */
+void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
+bool _fa_secure_zero_owns(const void *p);
+void _fa_secure_zero_free(const void *p, const char *caller, size_t size);
+void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the region */
 
 /* report.c */
 FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */

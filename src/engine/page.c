@@ -32,7 +32,9 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     fa_atomic_store_relaxed(&page->limit, 0);
     page->bin = (uint8_t)bin;
     page->start = start;
-    page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
+    /* A secure segment's page ends in a guard page (secure_guard.c). */
+    size_t guard = seg->secure ? FA_OS_PAGE : 0;
+    page->reserved = (uint16_t)((base + page_size - guard - start) / page->block_size);
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
     page->placed = 0;

@@ -43,7 +43,9 @@
 
 bool _fa_secure;
 static uint8_t canary_byte;
-static uint8_t fill_byte;
+/* A freed block is zeroed, as hardened_malloc does: no old contents left to read, and a block
+ * handed out again is zero where it was checked. */
+static const uint8_t fill_byte = 0;
 static size_t fill_span;
 
 /* A block in the quarantine and its page (which cannot go away: the block counts as used). */
@@ -64,8 +66,9 @@ void _fa_secure_init(void)
     /* Bytes no program writes by accident often: neither 0 nor 0xff, and secret. */
     uint64_t r = _fa_os_random();
     canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
-    fill_byte = fa_option(secure_zero) ? 0 : (uint8_t)(0x80 | ((r >> 8) & 0x7e));
     fill_span = fa_option(secure_zero) ? SIZE_MAX : FA_FILL_SPAN;
+    if (_fa_secure)
+        _fa_secure_guard_hook();
 }
 
 /* ---- reports ---- */
@@ -283,9 +286,9 @@ static size_t secure_bin(size_t n, size_t alignment)
     size_t need = n + FA_TRAILER < 2 * FA_TRAILER ? 2 * FA_TRAILER : n + FA_TRAILER;
     if (need < alignment)
         need = alignment;
-    /* Big blocks are only 16-byte aligned (types.h): aligned requests stop at the medium
-     * classes. */
-    size_t max = alignment > FA_ALIGN ? FA_MEDIUM_MAX : FA_CLASS_MAX;
+    /* Above the medium classes a block gets its own mapping, with a guard page on each side
+     * and inaccessible while it waits to be reused (as hardened_malloc's from 128 KiB). */
+    size_t max = FA_MEDIUM_MAX;
     if (n > max || need > max)
         return FA_BINS;
     size_t bin = fa_bin_of(need);
@@ -294,8 +297,18 @@ static size_t secure_bin(size_t n, size_t alignment)
     return bin;
 }
 
+bool _fa_secure_is_large(size_t n)
+{
+    return secure_bin(n, FA_ALIGN) == FA_BINS;
+}
+
 void *_fa_secure_alloc(size_t n, size_t alignment)
 {
+    if (n == 0 && alignment <= FA_ALIGN) {
+        void *p = _fa_secure_zero_alloc();
+        if (p)
+            return p;
+    }
     size_t bin = secure_bin(n, alignment);
     if (bin == FA_BINS)
         return _fa_large_alloc(n, alignment, false);
@@ -392,23 +405,28 @@ void _fa_secure_check_quarantine(void)
         check_quarantined(&q->held[(q->first + i) % FA_QUARANTINE_SLOTS], "exit", true);
 }
 
-/* ---- large blocks ---- */
+/* ---- large blocks ----
+ *
+ *   | header | guard | block (n bytes) | canary | guard ... |
+ *   seg      page    large_block                page         seg + mapped
+ *
+ * The block starts on the page after its front guard: an underflow faults at its first byte.
+ * Its end is followed by the canary (up to FA_LARGE_CANARY bytes, as far as the next page
+ * boundary), then guard pages to the mapping's end: an overflow faults when it leaves the
+ * block's last page, and free sees one that stayed inside it. */
 
-/* Freed large mappings stay reserved for a while, their start inaccessible: a write after free
- * there faults, and the address does not come back at once (the newest retired mapping is
+/* Freed large mappings stay reserved for a while, made inaccessible as a whole: a read or write
+ * after free faults, and the address does not come back at once (the newest retired mapping is
  * never taken; skipping more of them faults more pages in again). Their memory is kept for
  * reuse while the kept bytes stay within the default mode's budget for its cache
- * (_fa_large_budget), else emptied. mprotect costs in proportion to the pages a range holds,
- * so a kept mapping is made inaccessible only up to FA_LARGE_PROTECT_SPAN bytes into its block
- * (where writes after free land mostly), an emptied one (which holds no pages) as a whole. */
+ * (_fa_large_budget), else emptied. */
 #define FA_LARGE_QUARANTINE 16
 #define FA_LARGE_RECENT 1
-#define FA_LARGE_PROTECT_SPAN ((size_t)64 << 10)
 static struct {
     void *base;
     size_t size;
-    size_t protected; /* bytes from base made inaccessible (the guard page at the end too) */
-    uintptr_t block;  /* the block it held (an emptied mapping's header is gone) */
+    uintptr_t block; /* the block it held (the header cannot be read while protected) */
+    size_t usable;   /* its size, for a report */
     bool emptied;
 } retired[FA_LARGE_QUARANTINE];
 static size_t retired_next; /* the oldest entry; the ring's next slot */
@@ -436,12 +454,11 @@ fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed)
             pick = i;
     }
     fa_segment_t *seg = NULL;
-    size_t mapped = 0, protected = 0;
+    size_t mapped = 0;
     uintptr_t block = 0;
     if (pick < FA_LARGE_QUARANTINE) {
         seg = retired[pick].base;
         mapped = retired[pick].size;
-        protected = retired[pick].protected;
         block = retired[pick].block;
         *zeroed = retired[pick].emptied;
         if (!retired[pick].emptied)
@@ -451,9 +468,7 @@ fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed)
     fa_mutex_unlock(&_fa_global_lock);
     if (!seg)
         return NULL;
-    _fa_os_unprotect(seg, protected);
-    if (protected < mapped) /* the guard page: the mapping may be fitted to another size */
-        _fa_os_unprotect((char *)seg + mapped - FA_OS_PAGE, FA_OS_PAGE);
+    _fa_os_unprotect(seg, mapped);
     seg->mapped = mapped;
     seg->large_slack = 0;
     fa_large_splits(seg)->count = 0; /* secure mode moves no spare pages in */
@@ -466,18 +481,16 @@ void _fa_secure_large_retire(fa_segment_t *seg)
     void *base = seg;
     size_t size = seg->mapped;
     uintptr_t block = seg->large_block; /* the header cannot be read once it is protected */
+    size_t usable = seg->large_usable;
     fa_mutex_lock(&_fa_global_lock);
     bool empty = kept_bytes + size > _fa_large_budget();
     if (!empty)
         kept_bytes += size;
     fa_mutex_unlock(&_fa_global_lock);
     /* Inaccessible before it joins the ring, where another thread may take it at once. */
-    size_t protected = size;
     if (empty)
         _fa_os_purge(base, size);
-    else if (block - (uintptr_t)base + FA_LARGE_PROTECT_SPAN < size)
-    protected = fa_align_up(block - (uintptr_t)base + FA_LARGE_PROTECT_SPAN, FA_OS_PAGE);
-    _fa_os_protect(base, protected);
+    _fa_os_protect(base, size);
     fa_mutex_lock(&_fa_global_lock);
     size_t i = retired_next++ % FA_LARGE_QUARANTINE;
     void *old = retired[i].base;
@@ -486,8 +499,8 @@ void _fa_secure_large_retire(fa_segment_t *seg)
         kept_bytes -= old_size;
     retired[i].base = base;
     retired[i].size = size;
-    retired[i].protected = protected;
     retired[i].block = block;
+    retired[i].usable = usable;
     retired[i].emptied = empty;
     fa_mutex_unlock(&_fa_global_lock);
     if (old)
@@ -495,40 +508,56 @@ void _fa_secure_large_retire(fa_segment_t *seg)
 }
 
 /* A large block's canary after it: an overflow is contiguous, so it crosses these bytes
- * first, and the rest of the slack up to the guard page (up to an eighth of the block after a
- * realloc) need not be written on every allocation. */
+ * first, up to the tail guard. */
 #define FA_LARGE_CANARY 64
 
 static size_t large_canary(const fa_segment_t *seg, size_t n)
 {
-    size_t room = seg->mapped - FA_OS_PAGE - (seg->large_block - (uintptr_t)seg) - n;
+    uintptr_t end = seg->large_block + n;
+    size_t room = fa_align_up(end, FA_OS_PAGE) - end;
     return room < FA_LARGE_CANARY ? room : FA_LARGE_CANARY;
 }
 
-/* Where a large block's header ends (after its page descriptor and its splits). */
-static uintptr_t large_header_end(fa_segment_t *seg)
+/* The front guard: the pages between the header's and the block. */
+static void front_guard(const fa_segment_t *seg, uintptr_t *from, size_t *len)
 {
-    return (uintptr_t)(fa_large_splits(seg) + 1);
+    *from = fa_align_up((uintptr_t)(fa_large_splits((fa_segment_t *)seg) + 1), FA_OS_PAGE);
+    *len = seg->large_block - *from;
 }
 
-/* Canary bytes between the header and the block, and after the block; the guard page. */
+/* The tail guard: the pages after the block's last one, to the mapping's end. */
+static void tail_guard(const fa_segment_t *seg, size_t n, uintptr_t *from, size_t *len)
+{
+    *from = fa_align_up(seg->large_block + n, FA_OS_PAGE);
+    *len = (uintptr_t)seg + seg->mapped - *from;
+}
+
+/* The canary after the block; the guards around it. */
 void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
 {
-    uintptr_t header_end = large_header_end(seg);
-    memset((void *)header_end, canary_byte, seg->large_block - header_end);
+    uintptr_t from;
+    size_t len;
     memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
-    _fa_os_protect((char *)seg + seg->mapped - FA_OS_PAGE, FA_OS_PAGE);
+    front_guard(seg, &from, &len);
+    _fa_os_protect((void *)from, len);
+    tail_guard(seg, n, &from, &len);
+    _fa_os_protect((void *)from, len);
 }
 
-/* realloc of a large block: its guard page joins the mapping again, the mapping is resized
- * (mremap, as in the default mode) with room for a new guard page after the new size. */
+/* realloc of a large block: its guards join the mapping again (mremap moves one kernel mapping
+ * at a time), the mapping is resized as in the default mode, with room for a guard page after
+ * the new size, and the guards are set again. */
 void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
 {
-    void *guard = (char *)seg + seg->mapped - FA_OS_PAGE;
-    _fa_os_unprotect(guard, FA_OS_PAGE);
+    uintptr_t front, tail;
+    size_t front_len, tail_len;
+    front_guard(seg, &front, &front_len);
+    tail_guard(seg, seg->large_usable, &tail, &tail_len);
+    _fa_os_unprotect((void *)front, front_len);
+    _fa_os_unprotect((void *)tail, tail_len);
     void *q = n <= PTRDIFF_MAX - FA_OS_PAGE ? _fa_large_realloc(seg, n + FA_OS_PAGE) : NULL;
     if (!q) {
-        _fa_os_protect(guard, FA_OS_PAGE);
+        _fa_secure_large_setup(seg, seg->large_usable);
         return NULL;
     }
     seg = _fa_large_header((uintptr_t)q);
@@ -540,14 +569,46 @@ void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
 
 void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size)
 {
-    uintptr_t header_end = large_header_end(seg);
     size_t n = seg->large_usable;
     void *p = (void *)seg->large_block;
-    if (!all_bytes((const uint8_t *)header_end, seg->large_block - header_end, canary_byte))
-        report(caller, p, "heap underflow", n);
     if (!all_bytes((const uint8_t *)p + n, large_canary(seg, n), canary_byte))
         report(caller, p, "heap overflow", n);
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
+}
+
+/* In the SIGSEGV handler (secure_guard.c): an access to a retired mapping, or to a live large
+ * block's guards, is reported. The ring is read without the lock: a report is all that
+ * follows, and a mapping is retired before it is named there. */
+void _fa_secure_large_fault(uintptr_t a)
+{
+    for (size_t i = 0; i < FA_LARGE_QUARANTINE; i++) {
+        uintptr_t base = (uintptr_t)fa_atomic_load_relaxed(&retired[i].base);
+        if (base && a - base < retired[i].size)
+            _fa_fatal("fitalloc: read or write after free at %p, in the freed %zu-byte block at "
+                      "%p\n",
+                      (void *)a, retired[i].usable, (void *)retired[i].block);
+    }
+    size_t chunk = a >> FA_SEG_SHIFT;
+    if (chunk >= FA_SEGMAP_SIZE)
+        return;
+    fa_map_entry_t entry = fa_atomic_load_acquire(&_fa_segmap[chunk]);
+    if (!fa_map_is_segment(entry))
+        return;
+    fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
+    if (seg->kind != FA_SEG_LARGE || !seg->secure || !seg->large_block)
+        return;
+    uintptr_t from;
+    size_t len, n = seg->large_usable;
+    front_guard(seg, &from, &len);
+    if (a - from < len)
+        _fa_fatal("fitalloc: heap underflow into the guard page at %p, before the %zu-byte block "
+                  "at %p\n",
+                  (void *)a, n, (void *)seg->large_block);
+    tail_guard(seg, n, &from, &len);
+    if (a - from < len)
+        _fa_fatal("fitalloc: heap overflow into the guard page at %p, after the %zu-byte block at "
+                  "%p\n",
+                  (void *)a, n, (void *)seg->large_block);
 }
