@@ -1,8 +1,8 @@
 /* Secure mode's malloc(0): a pointer to no memory at all.
  *
  * A request of 0 bytes (with no alignment beyond 16) gets a slot of a region reserved
- * inaccessible at first use (FA_ZERO_SLOTS slots of 16 bytes, 4 MiB of address space and no
- * memory): the pointer is unique while the block lives and may be freed, but any read or write
+ * inaccessible at first use (FA_ZERO_SLOTS slots of 16 bytes: one 4 MiB chunk of address space,
+ * and no memory): the pointer is unique while the block lives and may be freed, but any read or write
  * through it faults, and the fault is reported as such (secure_guard.c). One bit per slot says
  * it is live: a second free is a double free. Slots are handed out in turn, round the region,
  * so a freed slot comes back only after all the others (a quarantine of 262143 blocks). When
@@ -31,7 +31,9 @@ void *_fa_secure_zero_alloc(void)
     void *p = NULL;
     fa_mutex_lock(&_fa_global_lock);
     if (!region) {
-        void *r = _fa_os_reserve(FA_ZERO_BYTES, FA_OS_PAGE);
+        /* A chunk of its own: the segment map says nothing of it (a large block's mapping
+         * shorter than a chunk leaves the rest of its chunk to the map entry of its header). */
+        void *r = _fa_os_reserve(FA_ZERO_BYTES, FA_SEG_SIZE);
         fa_atomic_store_release(&region, (uintptr_t)r);
     }
     if (region && live_count < FA_ZERO_SLOTS) {
