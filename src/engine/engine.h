@@ -185,6 +185,8 @@ void _fa_secure_large_fault(uintptr_t address);
 /* secure_guard.c: guard pages in secure segments, the report of faults in guards */
 void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
 void _fa_secure_guard_hook(void);                 /* install the SIGSEGV hook */
+/* A big page taking its size class: a guard page at the end of each block, up to `end`. */
+void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
 
 /* secure_zero.c: malloc(0) in secure mode */
 void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
@@ -271,6 +273,8 @@ void _fa_mesh_after_fork_child(void);
     X(large_allocs)                                                                                \
     X(large_frees)                                                                                 \
     X(large_in_use)                                                                                \
+    X(zero_allocs) /* secure mode's malloc(0) (secure_zero.c) */                                   \
+    X(zero_frees)                                                                                  \
     X(reserved)                                                                                    \
     X(committed)                                                                                   \
     X(peak_committed)                                                                              \

@@ -35,6 +35,8 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     /* A secure segment's page ends in a guard page (secure_guard.c). */
     size_t guard = seg->secure ? FA_OS_PAGE : 0;
     page->reserved = (uint16_t)((base + page_size - guard - start) / page->block_size);
+    if (seg->secure && fa_bin_kind(bin) == FA_SEG_BIG)
+        _fa_secure_guard_blocks(page, base + page_size - guard);
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
     page->placed = 0;

@@ -138,23 +138,41 @@ static inline void set_bytes(uint8_t *p, size_t len, uint8_t byte)
         memcpy(p + i, &pattern, 8);
 }
 
+/* A big block (one of a big page: 128 to 512 KiB) ends in a guard page (secure_guard.c), and
+ * waits in the quarantine inaccessible past its first page (protect_held). */
+static inline bool is_big(const fa_page_t *page)
+{
+    return page->bin >= FA_MEDIUM_BINS;
+}
+
+/* The bytes of a block that the request and its trailer may use (d in the picture above). */
+static inline size_t room_of(const fa_page_t *page)
+{
+    return page->block_size - (is_big(page) ? FA_OS_PAGE : 0);
+}
+
 /* Where the canary after a request of n bytes in a block of d ends. */
 static inline size_t canary_end(size_t n, size_t d)
 {
     return n + FA_CANARY_SPAN < d - 8 ? n + FA_CANARY_SPAN : d - 8;
 }
 
-/* Where the fill of a free block of d bytes ends (it starts after the link and mark). */
-static inline size_t fill_end(size_t d)
+/* Where the fill of a free block ends (it starts after the link and mark). A big block waiting
+ * in the quarantine is inaccessible past its first page (protect_held): the fill covers that
+ * page at least. */
+static inline size_t fill_end(const fa_page_t *page)
 {
-    size_t room = d - 8 - sizeof(fa_block_t);
-    return sizeof(fa_block_t) + (room < fill_span ? room : fill_span);
+    size_t room = room_of(page) - 8 - sizeof(fa_block_t);
+    size_t span = fill_span;
+    if (is_big(page) && span < FA_OS_PAGE - sizeof(fa_block_t))
+        span = FA_OS_PAGE - sizeof(fa_block_t);
+    return sizeof(fa_block_t) + (room < span ? room : span);
 }
 
 /* The request size a size word records, or SIZE_MAX if the word is damaged. */
 static size_t word_size(const fa_page_t *page, uintptr_t block)
 {
-    size_t d = page->block_size;
+    size_t d = room_of(page);
     size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
     return n <= d - FA_TRAILER ? n : SIZE_MAX;
 }
@@ -163,7 +181,7 @@ static size_t word_size(const fa_page_t *page, uintptr_t block)
 static size_t claimed_size(const fa_page_t *page, uintptr_t block)
 {
     size_t n = word_size(page, block);
-    return n != SIZE_MAX ? n : page->block_size - FA_TRAILER;
+    return n != SIZE_MAX ? n : room_of(page) - FA_TRAILER;
 }
 
 /* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged. */
@@ -172,27 +190,31 @@ static size_t recorded_size(const fa_page_t *page, uintptr_t block)
     size_t n = word_size(page, block);
     if (n == SIZE_MAX)
         return n;
-    size_t end = canary_end(n, page->block_size);
+    size_t end = canary_end(n, room_of(page));
     return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? n : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
 {
     if (_fa_block_is_free(page, p))
-        _fa_double_free(caller, p, page->block_size - FA_TRAILER);
+        _fa_double_free(caller, p, room_of(page) - FA_TRAILER);
     size_t n = recorded_size(page, (uintptr_t)p);
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
     return n;
 }
 
-/* A free block: everything after its link and mark holds the fill byte, up to a size word
- * that is still valid. */
+/* A free block: everything after its link and mark holds the fill byte (fill_intact), up to a
+ * size word that is still valid. */
+static bool fill_intact(const fa_page_t *page, uintptr_t block)
+{
+    return all_bytes((const uint8_t *)block + sizeof(fa_block_t),
+                     fill_end(page) - sizeof(fa_block_t), fill_byte);
+}
+
 static bool free_block_intact(const fa_page_t *page, uintptr_t block)
 {
-    return word_size(page, block) != SIZE_MAX &&
-           all_bytes((const uint8_t *)block + sizeof(fa_block_t),
-                     fill_end(page->block_size) - sizeof(fa_block_t), fill_byte);
+    return word_size(page, block) != SIZE_MAX && fill_intact(page, block);
 }
 
 /* ---- allocation ---- */
@@ -214,11 +236,11 @@ static uint64_t next_random(fa_heap_t *heap)
  * random order (extend). */
 fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest)
 {
-    size_t d = page->block_size;
+    size_t d = page->block_size, room = room_of(page);
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
-        memset((void *)b, fill_byte, fill_end(d));
-        *(uintptr_t *)(b + d - 8) = size_word(b, 0);
+        memset((void *)b, fill_byte, fill_end(page));
+        *(uintptr_t *)(b + room - 8) = size_word(b, 0);
     }
     /* The page's first block is never handed out: its trailer guards the second block's
      * start, so an underflow of any block is seen whatever the random order put first. */
@@ -256,10 +278,10 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     if (!fa_link_usable(page->free))
         _fa_free_list_corrupt(page, "free list");
     if (!free_block_intact(page, (uintptr_t)page->free))
-        report("malloc", page->free, "write after free", page->block_size - FA_TRAILER);
+        report("malloc", page->free, "write after free", room_of(page) - FA_TRAILER);
     fa_block_t *block = fa_page_pop(page);
     uintptr_t b = (uintptr_t)block;
-    size_t d = page->block_size;
+    size_t d = room_of(page);
     block->link = block->mark = 0; /* no encoded link shown to the program */
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
     *(uintptr_t *)(b + d - 8) = size_word(b, n);
@@ -269,7 +291,7 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
 /* realloc in place: a new request that still leaves room for the trailer gets a new one. */
 bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
 {
-    size_t d = page->block_size;
+    size_t d = room_of(page);
     if (n > d - FA_TRAILER)
         return false;
     uintptr_t b = (uintptr_t)p;
@@ -286,12 +308,18 @@ static size_t secure_bin(size_t n, size_t alignment)
     size_t need = n + FA_TRAILER < 2 * FA_TRAILER ? 2 * FA_TRAILER : n + FA_TRAILER;
     if (need < alignment)
         need = alignment;
-    /* Above the medium classes a block gets its own mapping, with a guard page on each side
-     * and inaccessible while it waits to be reused (as hardened_malloc's from 128 KiB). */
-    size_t max = FA_MEDIUM_MAX;
+    /* Big blocks are only 16-byte aligned (types.h): aligned requests stop at the medium
+     * classes. */
+    size_t max = alignment > FA_ALIGN ? FA_MEDIUM_MAX : FA_CLASS_MAX;
     if (n > max || need > max)
         return FA_BINS;
     size_t bin = fa_bin_of(need);
+    if (bin >= FA_MEDIUM_BINS) { /* a big block ends in a guard page (room_of) */
+        need += FA_OS_PAGE;
+        if (need > max)
+            return FA_BINS;
+        bin = fa_bin_of(need);
+    }
     while (bin < FA_BINS && fa_bin_size(bin) % alignment)
         bin++;
     return bin;
@@ -334,13 +362,31 @@ static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
 }
 
 /* A block in the quarantine must be as it was freed: link and mark as set (whole: size word
- * and fill too); else `caller` reports a write after free. */
+ * and fill too; a big block's size word is in its inaccessible part, which cannot have
+ * changed); else `caller` reports a write after free. */
 static void check_quarantined(const struct fa_held *held, const char *caller, bool whole)
 {
     const fa_block_t *block = held->block;
-    if (block->link != fa_link_encode(FA_LIST_END) || block->mark != fa_page_mark(held->page) ||
-        (whole && !free_block_intact(held->page, (uintptr_t)block)))
-        report(caller, block, "write after free", held->page->block_size - FA_TRAILER);
+    const fa_page_t *page = held->page;
+    if (block->link != fa_link_encode(FA_LIST_END) || block->mark != fa_page_mark(page) ||
+        (whole && !(is_big(page) ? fill_intact(page, (uintptr_t)block)
+                                 : free_block_intact(page, (uintptr_t)block))))
+        report(caller, block, "write after free", room_of(held->page) - FA_TRAILER);
+}
+
+/* A big block in the quarantine is inaccessible past its first page (on), so that a read or
+ * write after free there faults at once (secure_guard.c reports it); accessible again (off)
+ * when it leaves. Its first page holds the link and mark and the fill, checked as any block's. */
+static void protect_held(const fa_page_t *page, fa_block_t *block, bool on)
+{
+    if (!is_big(page))
+        return;
+    char *from = (char *)block + FA_OS_PAGE;
+    size_t len = room_of(page) - FA_OS_PAGE;
+    if (on)
+        _fa_os_protect(from, len);
+    else
+        _fa_os_unprotect(from, len);
 }
 
 /* The oldest block leaves the quarantine: its link and mark, which the free list is about to
@@ -351,6 +397,7 @@ static void release_oldest(struct fa_quarantine *q)
     q->first = (q->first + 1) % FA_QUARANTINE_SLOTS;
     q->count--;
     q->bytes -= held->page->block_size;
+    protect_held(held->page, held->block, false);
     check_quarantined(held, "free", false);
     _fa_free_block(held->page, held->block);
 }
@@ -372,12 +419,13 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     /* An underflow crosses the size word of the block before first; only the page's owner
      * reads it (only the owner writes size words, so no other thread can see one half done). */
     bool owner = fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap;
-    if (owner && b != page->start && word_size(page, b - d) == SIZE_MAX)
+    /* A big block follows a guard page, and the block before may be inaccessible. */
+    if (owner && b != page->start && !is_big(page) && word_size(page, b - d) == SIZE_MAX)
         report(caller, p, "heap underflow (into the block before it)", n);
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
-    set_bytes((uint8_t *)p + sizeof(fa_block_t), fill_end(d) - sizeof(fa_block_t), fill_byte);
+    set_bytes((uint8_t *)p + sizeof(fa_block_t), fill_end(page) - sizeof(fa_block_t), fill_byte);
     fa_block_t *block = p;
     block->link = fa_link_encode(FA_LIST_END);
     block->mark = fa_page_mark(page);
@@ -392,6 +440,7 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     size_t limit = (size_t)fa_option(quarantine);
     while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
         release_oldest(q);
+    protect_held(page, block, true);
     q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] = (struct fa_held){block, page};
     q->count++;
     q->bytes += d;

@@ -7,10 +7,12 @@
  *
  * so a linear write running past the blocks of a page, forwards or backwards (a runaway copy,
  * a loop over a wrong length), faults before it reaches the next page. A page serves no block
- * in its guard (page.c: `reserved`). The guards are set once, when the segment is registered;
- * purging leaves them (madvise keeps a page's protection), and small and medium segments are
- * never unmapped. Large blocks have their own guards (secure.c), as does malloc(0)
- * (secure_zero.c).
+ * in its guard (page.c: `reserved`). The guards are set when the segment is registered (a
+ * segment of another kind coming back from the cold list loses its former ones); purging
+ * leaves them (madvise keeps a page's protection). A big page (blocks of 128 to 512 KiB) also ends each of its blocks in a guard
+ * page, set when the page takes its size class (secure.c keeps the trailer before it): a block
+ * then has a guard page on each side. Large blocks have their own guards (secure.c), as does
+ * malloc(0) (secure_zero.c).
  *
  * A fault in a guard, in a quarantined large block or in malloc(0)'s region reaches
  * guard_fault through the SIGSEGV hook of platform/fault.c (meshing's hook comes first when
@@ -37,25 +39,49 @@ static bool page_blocks(fa_segment_t *seg, size_t index, uintptr_t *first, uintp
     return true;
 }
 
-FA_REPORT static void report_page_guard(fa_segment_t *seg, uintptr_t a, size_t index)
+/* The guard at a follows the b_size-byte block at b and comes before the f_size-byte block at
+ * f (either may be 0: no block there). */
+FA_REPORT static void report_guard(uintptr_t a, uint32_t b_size, uintptr_t b, uint32_t f_size,
+                                   uintptr_t f)
 {
-    /* The guard ends page `index` (or the header, index SIZE_MAX): it follows that page's last
-     * block and comes before the first block of the next page, when they serve a size class. */
-    uintptr_t first, last, b = 0, f = 0;
-    uint32_t size_b = 0, size_f = 0;
-    if (index != SIZE_MAX && page_blocks(seg, index, &first, &last, &size_b))
-        b = last;
-    if (page_blocks(seg, index == SIZE_MAX ? 0 : index + 1, &first, &last, &size_f))
-        f = first;
     const char *what = "fitalloc: heap overflow or underflow into the guard page at";
     if (b && f)
         _fa_fatal("%s %p, after the %u-byte block at %p, before the %u-byte block at %p\n", what,
-                  (void *)a, size_b, (void *)b, size_f, (void *)f);
+                  (void *)a, b_size, (void *)b, f_size, (void *)f);
     if (b)
-        _fa_fatal("%s %p, after the %u-byte block at %p\n", what, (void *)a, size_b, (void *)b);
+        _fa_fatal("%s %p, after the %u-byte block at %p\n", what, (void *)a, b_size, (void *)b);
     if (f)
-        _fa_fatal("%s %p, before the %u-byte block at %p\n", what, (void *)a, size_f, (void *)f);
+        _fa_fatal("%s %p, before the %u-byte block at %p\n", what, (void *)a, f_size, (void *)f);
     _fa_fatal("%s %p, between two free pages\n", what, (void *)a);
+}
+
+/* The guard ending page `index` (or the header, index SIZE_MAX): after that page's last
+ * block, before the first block of the next page, when they serve a size class. */
+FA_REPORT static void report_page_guard(fa_segment_t *seg, uintptr_t a, size_t index)
+{
+    uintptr_t first, last, b = 0, f = 0;
+    uint32_t b_size = 0, f_size = 0;
+    if (index != SIZE_MAX && page_blocks(seg, index, &first, &last, &b_size))
+        b = last;
+    if (page_blocks(seg, index == SIZE_MAX ? 0 : index + 1, &first, &last, &f_size))
+        f = first;
+    report_guard(a, b_size, b, f_size, f);
+}
+
+/* In a big page serving a size class: the guard ending each block, and a block waiting in the
+ * quarantine, inaccessible past its first page (secure.c). */
+static void big_block_fault(fa_segment_t *seg, size_t index, uintptr_t a)
+{
+    uintptr_t first, last;
+    uint32_t size;
+    if (!page_blocks(seg, index, &first, &last, &size) || a < first || a >= last + size)
+        return;
+    uintptr_t b = first + (a - first) / size * size;
+    if (a - b >= size - FA_OS_PAGE)
+        report_guard(a, size, b, b < last ? size : 0, b < last ? b + size : 0);
+    if (a - b >= FA_OS_PAGE)
+        _fa_fatal("fitalloc: read or write after free at %p, in the freed %u-byte block at %p\n",
+                  (void *)a, size, (void *)b);
 }
 
 /* An access fault at a: reported (no return) if it is secure mode's, else false. */
@@ -77,9 +103,11 @@ static bool guard_fault(uintptr_t a)
         report_page_guard(seg, a, SIZE_MAX);
     size_t index = off >> seg->page_shift;
     size_t page_end = (index + 1) << seg->page_shift;
-    if (off < page_end - FA_OS_PAGE)
-        return false;
-    report_page_guard(seg, a, index);
+    if (off >= page_end - FA_OS_PAGE)
+        report_page_guard(seg, a, index);
+    if (seg->kind == FA_SEG_BIG)
+        big_block_fault(seg, index, a);
+    return false;
 }
 
 void _fa_secure_guard_hook(void)
@@ -93,6 +121,8 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
     FA_ASSERT(fa_align_up(sizeof(fa_segment_t) + seg->page_count * sizeof(fa_page_t), FA_OS_PAGE) <=
               first - FA_OS_PAGE);
     char *base = (char *)seg;
+    /* A cold segment may come back as another kind: its former guards go first. */
+    _fa_os_unprotect(base + FA_OS_PAGE, FA_SEG_SIZE - FA_OS_PAGE);
     _fa_os_protect(base + first - FA_OS_PAGE, FA_OS_PAGE);
     size_t page_size = (size_t)1 << seg->page_shift;
     for (size_t i = 0; i < seg->page_count; i++)
@@ -100,4 +130,11 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
     seg->secure = 1;
     /* Again for each segment: the program may have put its own handler in ours' place. */
     _fa_secure_guard_hook();
+}
+
+void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end)
+{
+    _fa_os_unprotect((void *)page->start, end - page->start); /* the guards of a former class */
+    for (size_t i = 1; i <= page->reserved; i++)
+        _fa_os_protect((void *)(page->start + i * page->block_size - FA_OS_PAGE), FA_OS_PAGE);
 }

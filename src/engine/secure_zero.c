@@ -44,6 +44,7 @@ void *_fa_secure_zero_alloc(void)
         live_count++;
         next_slot = (i + 1) % FA_ZERO_SLOTS;
         p = (void *)(region + i * FA_ZERO_SLOT);
+        fa_count(zero_allocs, 1);
     }
     fa_mutex_unlock(&_fa_global_lock);
     return p;
@@ -65,6 +66,7 @@ void _fa_secure_zero_free(const void *p, const char *caller, size_t size)
     bool was_live = live[i / 64] & (1ull << (i % 64));
     live[i / 64] &= ~(1ull << (i % 64));
     live_count -= was_live;
+    fa_count(zero_frees, was_live);
     fa_mutex_unlock(&_fa_global_lock);
     if (!was_live)
         _fa_double_free(caller, p, 0);

@@ -1,6 +1,6 @@
 /* Secure mode (FITALLOC_SECURE=1; the test runs itself again with it set): each misuse in a
  * forked child must abort with its report, at 40 B, 3000 B and 300 000 B (a small, a medium
- * and a large block, which secure mode maps on its own from 128 KiB on):
+ * and a big block, which ends in a guard page and follows one):
  *   1 and 32 bytes written past the block, then free:  "fitalloc: free(): heap overflow of
  *     the N-byte block at 0x..."   (N: the size asked for, or the block's room when the
  *     overflow also wiped the recorded size)
@@ -126,10 +126,10 @@ int main(int argc, char **argv)
     (void)argc;
     CHECK_EQ(fa_option_get("secure"), 1);
     char expected[160];
-    static const size_t sizes[] = {40, 3000, 300000}; /* small, medium, large */
+    static const size_t sizes[] = {40, 3000, 300000}; /* small, medium, big */
     for (size_t i = 0; i < 3; i++) {
         victim_size = sizes[i];
-        bool large = victim_size > (128 << 10);
+        bool big = victim_size > (128 << 10);
         char *before = fa_malloc(victim_size);
         victim = fa_malloc(victim_size);
         CHECK(victim != NULL && before != NULL);
@@ -141,19 +141,17 @@ int main(int argc, char **argv)
         /* 32 bytes may also wipe the recorded size: the report then names the block's room. */
         snprintf(expected, sizeof expected, "-byte block at %p", (void *)victim);
         expect("overflow by 32", overflow_32, expected);
-        /* A large block starts right after its front guard: the write itself is reported. */
-        const char *underflow = large ? "fitalloc: heap underflow into the guard page"
-                                      : "fitalloc: free(): heap underflow";
+        /* A big block starts right after a guard page: the write itself is reported. */
+        const char *underflow = big ? "fitalloc: heap overflow or underflow into the guard page"
+                                    : "fitalloc: free(): heap underflow";
         expect("underflow by 1", underflow_1, underflow);
         expect("underflow by 32", underflow_32, underflow);
         expect("mismatched free_sized", size_mismatch, "fitalloc: free_sized(): size mismatch");
-        if (!large) { /* a block of a page: large blocks belong to no heap */
-            expect("overflow of an ended thread's block", overflow_orphan,
-                   "fitalloc: free(): heap overflow");
-            expect("write after free", write_after_free, "write after free of the");
-            expect("write after free, seen at exit", write_after_free_at_exit,
-                   "fitalloc: exit(): write after free");
-        }
+        expect("overflow of an ended thread's block", overflow_orphan,
+               "fitalloc: free(): heap overflow");
+        expect("write after free", write_after_free, "write after free of the");
+        expect("write after free, seen at exit", write_after_free_at_exit,
+               "fitalloc: exit(): write after free");
         /* The freed block is not handed out again at once. */
         fa_free(victim);
         void *next = fa_malloc(victim_size);

@@ -6,10 +6,14 @@
  *   a runaway write of 1 MiB past a small (40 B) and a medium (3000 B) block, and one of 1 MiB
  *     downwards before them ("heap overflow or underflow into the guard page at ..."): every
  *     page of blocks ends in a guard page, and one comes before the first;
- *   a large block (300 000 B): 1 byte before it ("heap underflow into the guard page at ...,
- *     before the 300000-byte block at <p>"), a write past its last page ("heap overflow into
- *     the guard page"), a read or a write after free ("read or write after free at ..., in the
- *     freed 300000-byte block at <p>");
+ *   a big block (300 000 B, a big page's: one guard page before it, one after): 1 byte and
+ *     1 MiB before it, 1 MiB past it (the guard report, naming the block), a read or a write
+ *     past its first page after free ("read or write after free at ..., in the freed
+ *     N-byte block at <p>": it waits in the quarantine inaccessible);
+ *   a large block (1 000 000 B, a mapping of its own): 1 byte before it ("heap underflow into
+ *     the guard page at ..., before the 1000000-byte block at <p>"), 1 MiB past it ("heap
+ *     overflow into the guard page at ..., after the ..."), a read or a write after free
+ *     (its whole mapping is inaccessible while it is retired);
  *   a write into a freed small block where its zeros are checked when it is handed out again
  *     ("fitalloc: malloc(): write after free of the ...").
  * The parent checks what needs no misuse: malloc(0) gives distinct pointers with a usable size
@@ -173,8 +177,21 @@ int main(int argc, char **argv)
         fa_free(victim);
     }
 
-    /* A large block: guards on both sides, inaccessible once freed. */
+    /* A big block: guards on both sides, inaccessible past its first page once freed. Each
+     * report ends with the block's address. */
     victim_size = 300000;
+    victim = fa_malloc(victim_size);
+    CHECK(victim != NULL);
+    snprintf(expected, sizeof expected, "-byte block at %p\n", (void *)victim);
+    expect("1 byte before a big block", underflow_1, expected);
+    expect("1 MiB before a big block", runaway_down, expected);
+    expect("1 MiB past a big block", runaway_up, "fitalloc: heap overflow or underflow into");
+    expect("read after free of a big block", read_after_free, expected);
+    expect("write after free of a big block", write_after_free, expected);
+    fa_free(victim);
+
+    /* A large block: guards on both sides, inaccessible once freed. */
+    victim_size = 1000000;
     victim = fa_malloc(victim_size);
     CHECK(victim != NULL);
     snprintf(expected, sizeof expected, ", before the %zu-byte block at %p", victim_size,
