@@ -12,8 +12,8 @@
  *     N-byte block at <p>": it waits in the quarantine inaccessible);
  *   a large block (1 000 000 B, a mapping of its own): 1 byte before it ("heap underflow into
  *     the guard page at ..., before the 1000000-byte block at <p>"), 1 MiB past it ("heap
- *     overflow into the guard page at ..., after the ..."), a read or a write after free
- *     (its whole mapping is inaccessible while it is retired);
+ *     overflow into the guard page at ..., after the ..."), a read or a write after free in
+ *     its first 64 KiB (inaccessible while the mapping is retired);
  *   a write into a freed small block where its zeros are checked when it is handed out again
  *     ("fitalloc: malloc(): write after free of the ...").
  * The parent checks what needs no misuse: malloc(0) gives distinct pointers with a usable size
@@ -39,6 +39,7 @@
 static char out[8192];
 static char *victim;
 static size_t victim_size;
+static size_t after_free_at; /* where read_after_free and write_after_free touch the block */
 
 static void expect(const char *name, void (*fn)(void *), const char *expected)
 {
@@ -102,14 +103,14 @@ static void read_after_free(void *arg)
 {
     (void)arg;
     fa_free(victim);
-    printf("%d\n", ((volatile char *)victim)[victim_size / 2]);
+    printf("%d\n", ((volatile char *)victim)[after_free_at]);
 }
 
 static void write_after_free(void *arg)
 {
     (void)arg;
     fa_free(victim);
-    ((volatile char *)victim)[victim_size - 1] = 'x';
+    ((volatile char *)victim)[after_free_at + 100] = 'x';
 }
 
 /* A write into the zeros of a freed block, seen when malloc hands it out again. */
@@ -180,6 +181,7 @@ int main(int argc, char **argv)
     /* A big block: guards on both sides, inaccessible past its first page once freed. Each
      * report ends with the block's address. */
     victim_size = 300000;
+    after_free_at = 200000;
     victim = fa_malloc(victim_size);
     CHECK(victim != NULL);
     snprintf(expected, sizeof expected, "-byte block at %p\n", (void *)victim);
@@ -192,6 +194,7 @@ int main(int argc, char **argv)
 
     /* A large block: guards on both sides, inaccessible once freed. */
     victim_size = 1000000;
+    after_free_at = 30000; /* a kept mapping is inaccessible over its block's first 64 KiB */
     victim = fa_malloc(victim_size);
     CHECK(victim != NULL);
     snprintf(expected, sizeof expected, ", before the %zu-byte block at %p", victim_size,
