@@ -599,38 +599,50 @@ static void tail_guard(const fa_segment_t *seg, size_t n, uintptr_t *from, size_
     *len = (uintptr_t)seg + seg->mapped - *from;
 }
 
-/* The canary after the block; the guards around it. */
-void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
+/* The canary after the block and its tail guard; its front guard too if `front`. */
+static void set_guards(fa_segment_t *seg, size_t n, bool front)
 {
     uintptr_t from;
     size_t len;
     memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
-    front_guard(seg, &from, &len);
-    _fa_os_protect((void *)from, len);
+    if (front) {
+        front_guard(seg, &from, &len);
+        _fa_os_protect((void *)from, len);
+    }
     tail_guard(seg, n, &from, &len);
     _fa_os_protect((void *)from, len);
 }
 
-/* realloc of a large block: its guards join the mapping again (mremap moves one kernel mapping
- * at a time), the mapping is resized as in the default mode, with room for a guard page after
- * the new size, and the guards are set again. */
+void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
+{
+    set_guards(seg, n, true);
+}
+
+/* realloc of a large block: its tail guard joins the mapping again, the mapping is resized as
+ * in the default mode, with room for a guard page after the new size, and the guards are set
+ * again. mremap moves or grows one kernel mapping at a time: the front guard joins it too when
+ * the block outgrows the mapping. */
 void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
 {
     uintptr_t front, tail;
     size_t front_len, tail_len;
+    if (n > PTRDIFF_MAX - FA_OS_PAGE)
+        return NULL;
+    bool grows = seg->large_block + n + FA_OS_PAGE > (uintptr_t)seg + seg->mapped;
     front_guard(seg, &front, &front_len);
     tail_guard(seg, seg->large_usable, &tail, &tail_len);
-    _fa_os_unprotect((void *)front, front_len);
+    if (grows)
+        _fa_os_unprotect((void *)front, front_len);
     _fa_os_unprotect((void *)tail, tail_len);
-    void *q = n <= PTRDIFF_MAX - FA_OS_PAGE ? _fa_large_realloc(seg, n + FA_OS_PAGE) : NULL;
+    void *q = _fa_large_realloc(seg, n + FA_OS_PAGE);
     if (!q) {
-        _fa_secure_large_setup(seg, seg->large_usable);
+        set_guards(seg, seg->large_usable, grows);
         return NULL;
     }
     seg = _fa_large_header((uintptr_t)q);
     fa_count(large_in_use, n - seg->large_usable);
     seg->large_usable = n;
-    _fa_secure_large_setup(seg, n);
+    set_guards(seg, n, grows);
     return q;
 }
 
