@@ -184,7 +184,9 @@ void _fa_secure_large_fault(uintptr_t address);
 
 /* secure_guard.c: guard pages in secure segments, the report of faults in guards */
 void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
-void _fa_secure_guard_hook(void);                 /* install the SIGSEGV hook */
+/* Guard pages are made (the kernel's page is FA_OS_PAGE): the SIGSEGV hook installed. */
+extern bool _fa_secure_guards;
+void _fa_secure_guard_init(void);
 /* A big page taking its size class: a guard page at the end of each block, up to `end`. */
 void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
 

@@ -43,6 +43,7 @@
 
 bool _fa_secure;
 static uint8_t canary_byte;
+static bool protect_big; /* FITALLOC_SECURE_PROTECT (protect_held) */
 /* A freed block is zeroed, as hardened_malloc does: no old contents left to read, and a block
  * handed out again is zero where it was checked. */
 static const uint8_t fill_byte = 0;
@@ -68,7 +69,8 @@ void _fa_secure_init(void)
     canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
     fill_span = fa_option(secure_zero) ? SIZE_MAX : FA_FILL_SPAN;
     if (_fa_secure)
-        _fa_secure_guard_hook();
+        _fa_secure_guard_init();
+    protect_big = _fa_secure_guards && fa_option(secure_protect);
 }
 
 /* ---- reports ---- */
@@ -145,10 +147,26 @@ static inline bool is_big(const fa_page_t *page)
     return page->bin >= FA_MEDIUM_BINS;
 }
 
-/* The bytes of a block that the request and its trailer may use (d in the picture above). */
-static inline size_t room_of(const fa_page_t *page)
+/* What the checks need of a page's blocks, taken once per call (the page's fields would be
+ * read again after every store into a block, which may alias them):
+ *   room: the bytes the request and its trailer may use (d in the picture above), all of the
+ *     block but a big block's guard page;
+ *   fill_end: where the fill of a free block ends (it starts after the link and mark); it
+ *     covers a big block's first page at least, the part that stays accessible in the
+ *     quarantine. */
+struct shape {
+    size_t room, fill_end;
+};
+
+static inline struct shape shape_of(const fa_page_t *page)
 {
-    return page->block_size - (is_big(page) ? FA_OS_PAGE : 0);
+    bool big = is_big(page);
+    size_t room = page->block_size - (big ? FA_OS_PAGE : 0);
+    size_t span = fill_span;
+    if (big && span < FA_OS_PAGE - sizeof(fa_block_t))
+        span = FA_OS_PAGE - sizeof(fa_block_t);
+    size_t fill = room - 8 - sizeof(fa_block_t);
+    return (struct shape){room, sizeof(fa_block_t) + (fill < span ? fill : span)};
 }
 
 /* Where the canary after a request of n bytes in a block of d ends. */
@@ -157,79 +175,70 @@ static inline size_t canary_end(size_t n, size_t d)
     return n + FA_CANARY_SPAN < d - 8 ? n + FA_CANARY_SPAN : d - 8;
 }
 
-/* Where the fill of a free block ends (it starts after the link and mark). A big block waiting
- * in the quarantine is inaccessible past its first page (protect_held): the fill covers that
- * page at least. */
-static inline size_t fill_end(const fa_page_t *page)
-{
-    size_t room = room_of(page) - 8 - sizeof(fa_block_t);
-    size_t span = fill_span;
-    if (is_big(page) && span < FA_OS_PAGE - sizeof(fa_block_t))
-        span = FA_OS_PAGE - sizeof(fa_block_t);
-    return sizeof(fa_block_t) + (room < span ? room : span);
-}
-
 /* The request size a size word records, or SIZE_MAX if the word is damaged. */
-static size_t word_size(const fa_page_t *page, uintptr_t block)
+static size_t word_size(uintptr_t block, size_t room)
 {
-    size_t d = room_of(page);
-    size_t n = *(const uintptr_t *)(block + d - 8) ^ _fa_list_secret ^ block;
-    return n <= d - FA_TRAILER ? n : SIZE_MAX;
+    size_t n = *(const uintptr_t *)(block + room - 8) ^ _fa_list_secret ^ block;
+    return n <= room - FA_TRAILER ? n : SIZE_MAX;
 }
 
 /* The size the size word says, for a report: the block's room if the word is damaged too. */
 static size_t claimed_size(const fa_page_t *page, uintptr_t block)
 {
-    size_t n = word_size(page, block);
-    return n != SIZE_MAX ? n : room_of(page) - FA_TRAILER;
+    size_t room = shape_of(page).room;
+    size_t n = word_size(block, room);
+    return n != SIZE_MAX ? n : room - FA_TRAILER;
 }
 
 /* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged. */
-static size_t recorded_size(const fa_page_t *page, uintptr_t block)
+static size_t recorded_size(uintptr_t block, size_t room)
 {
-    size_t n = word_size(page, block);
+    size_t n = word_size(block, room);
     if (n == SIZE_MAX)
         return n;
-    size_t end = canary_end(n, room_of(page));
+    size_t end = canary_end(n, room);
     return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? n : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
 {
     if (_fa_block_is_free(page, p))
-        _fa_double_free(caller, p, room_of(page) - FA_TRAILER);
-    size_t n = recorded_size(page, (uintptr_t)p);
+        _fa_double_free(caller, p, shape_of(page).room - FA_TRAILER);
+    size_t n = recorded_size((uintptr_t)p, shape_of(page).room);
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
     return n;
 }
 
-/* A free block's fill after its link and mark, up to `end` at most, holds the fill byte. */
-static bool fill_intact(const fa_page_t *page, uintptr_t block, size_t end)
+/* A free block's fill, after its link and mark up to `to`, holds the fill byte. */
+static bool fill_intact(uintptr_t block, size_t to)
 {
-    size_t to = fill_end(page) < end ? fill_end(page) : end;
     return all_bytes((const uint8_t *)block + sizeof(fa_block_t), to - sizeof(fa_block_t),
                      fill_byte);
 }
 
 /* A free block: its fill, and a size word that is still valid. */
-static bool free_block_intact(const fa_page_t *page, uintptr_t block)
+static bool free_block_intact(uintptr_t block, struct shape shape)
 {
-    return word_size(page, block) != SIZE_MAX && fill_intact(page, block, SIZE_MAX);
+    return word_size(block, shape.room) != SIZE_MAX && fill_intact(block, shape.fill_end);
 }
 
 /* ---- allocation ---- */
 
+static struct fa_quarantine *quarantine_of(fa_heap_t *heap);
+
+/* The heap's xorshift state lives with its quarantine, made here if the thread has freed
+ * nothing yet (a system call for each batch of new blocks took a third of the time of a
+ * program building a large tree before its first free). */
 static uint64_t next_random(fa_heap_t *heap)
 {
-    uint64_t x = heap->quarantine ? heap->quarantine->rng : 0;
-    if (!x)
-        x = _fa_os_random() | 1;
+    struct fa_quarantine *q = heap != &_fa_heap_empty ? quarantine_of(heap) : NULL;
+    uint64_t x = q ? q->rng : _fa_os_random() | 1;
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    if (heap->quarantine)
-        heap->quarantine->rng = x;
+    if (q)
+        q->rng = x;
     return x;
 }
 
@@ -237,11 +246,12 @@ static uint64_t next_random(fa_heap_t *heap)
  * random order (extend). */
 fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest)
 {
-    size_t d = page->block_size, room = room_of(page);
+    size_t d = page->block_size;
+    struct shape shape = shape_of(page);
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
-        memset((void *)b, fill_byte, fill_end(page));
-        *(uintptr_t *)(b + room - 8) = size_word(b, 0);
+        memset((void *)b, fill_byte, shape.fill_end);
+        *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0);
     }
     /* The page's first block is never handed out: its trailer guards the second block's
      * start, so an underflow of any block is seen whatever the random order put first. */
@@ -278,11 +288,12 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
         return fa_page_pop(page);
     if (!fa_link_usable(page->free))
         _fa_free_list_corrupt(page, "free list");
-    if (!free_block_intact(page, (uintptr_t)page->free))
-        report("malloc", page->free, "write after free", room_of(page) - FA_TRAILER);
+    struct shape shape = shape_of(page);
+    if (!free_block_intact((uintptr_t)page->free, shape))
+        report("malloc", page->free, "write after free", shape.room - FA_TRAILER);
     fa_block_t *block = fa_page_pop(page);
     uintptr_t b = (uintptr_t)block;
-    size_t d = room_of(page);
+    size_t d = shape.room;
     block->link = block->mark = 0; /* no encoded link shown to the program */
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
     *(uintptr_t *)(b + d - 8) = size_word(b, n);
@@ -292,7 +303,7 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
 /* realloc in place: a new request that still leaves room for the trailer gets a new one. */
 bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
 {
-    size_t d = room_of(page);
+    size_t d = shape_of(page).room;
     if (n > d - FA_TRAILER)
         return false;
     uintptr_t b = (uintptr_t)p;
@@ -303,7 +314,7 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
 
 /* The size class a secure request of n bytes aligned to `alignment` is served from; FA_BINS if
  * it is a large block. */
-static size_t secure_bin(size_t n, size_t alignment)
+static inline __attribute__((always_inline)) size_t secure_bin(size_t n, size_t alignment)
 {
     /* At least 32 bytes: a free block's link and mark must not cover its trailer. */
     size_t need = n + FA_TRAILER < 2 * FA_TRAILER ? 2 * FA_TRAILER : n + FA_TRAILER;
@@ -315,7 +326,7 @@ static size_t secure_bin(size_t n, size_t alignment)
     if (n > max || need > max)
         return FA_BINS;
     size_t bin = fa_bin_of(need);
-    if (bin >= FA_MEDIUM_BINS) { /* a big block ends in a guard page (room_of) */
+    if (bin >= FA_MEDIUM_BINS) { /* a big block ends in a guard page (shape_of) */
         need += FA_OS_PAGE;
         if (need > max)
             return FA_BINS;
@@ -365,25 +376,29 @@ static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
 /* A block in the quarantine must be as it was freed: link and mark as set (whole: size word
  * and fill too; of a big block, only the first page is accessible, and the rest cannot have
  * changed); else `caller` reports a write after free. */
-static void check_quarantined(const struct fa_held *held, const char *caller, bool whole)
+static inline __attribute__((always_inline)) void check_quarantined(const struct fa_held *held,
+                                                                    const char *caller, bool whole)
 {
     const fa_block_t *block = held->block;
     const fa_page_t *page = held->page;
+    uintptr_t b = (uintptr_t)block;
     if (block->link != fa_link_encode(FA_LIST_END) || block->mark != fa_page_mark(page) ||
-        (whole && !(is_big(page) ? fill_intact(page, (uintptr_t)block, FA_OS_PAGE)
-                                 : free_block_intact(page, (uintptr_t)block))))
-        report(caller, block, "write after free", room_of(held->page) - FA_TRAILER);
+        (whole &&
+         !(is_big(page) ? fill_intact(b, FA_OS_PAGE) : free_block_intact(b, shape_of(page)))))
+        report(caller, block, "write after free", shape_of(page).room - FA_TRAILER);
 }
 
 /* A big block in the quarantine is inaccessible past its first page (on), so that a read or
  * write after free there faults at once (secure_guard.c reports it); accessible again (off)
- * when it leaves. Its first page holds the link and mark and the fill, checked as any block's. */
+ * when it leaves. Its first page holds the link and mark and the fill, checked as any block's.
+ * Two mprotect calls for each free of a big block: 3.5 times the CPU time of the bench's
+ * churn-wide (a block in 15 is big there); FITALLOC_SECURE_PROTECT=0 leaves them out. */
 static void protect_held(const fa_page_t *page, fa_block_t *block, bool on)
 {
-    if (!is_big(page))
+    if (!is_big(page) || !protect_big)
         return;
     char *from = (char *)block + FA_OS_PAGE;
-    size_t len = room_of(page) - FA_OS_PAGE;
+    size_t len = shape_of(page).room - FA_OS_PAGE;
     if (on)
         _fa_os_protect(from, len);
     else
@@ -413,7 +428,8 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
 {
     uintptr_t b = (uintptr_t)p;
     size_t d = page->block_size;
-    size_t n = recorded_size(page, b);
+    struct shape shape = shape_of(page);
+    size_t n = recorded_size(b, shape.room);
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, b));
     fa_heap_t *heap = _fa_heap_tls;
@@ -421,12 +437,12 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
      * reads it (only the owner writes size words, so no other thread can see one half done). */
     bool owner = fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap;
     /* A big block follows a guard page, and the block before may be inaccessible. */
-    if (owner && b != page->start && !is_big(page) && word_size(page, b - d) == SIZE_MAX)
+    if (owner && b != page->start && !is_big(page) && word_size(b - d, shape.room) == SIZE_MAX)
         report(caller, p, "heap underflow (into the block before it)", n);
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
-    set_bytes((uint8_t *)p + sizeof(fa_block_t), fill_end(page) - sizeof(fa_block_t), fill_byte);
+    set_bytes((uint8_t *)p + sizeof(fa_block_t), shape.fill_end - sizeof(fa_block_t), fill_byte);
     fa_block_t *block = p;
     block->link = fa_link_encode(FA_LIST_END);
     block->mark = fa_page_mark(page);
@@ -605,6 +621,8 @@ static void set_guards(fa_segment_t *seg, size_t n, bool front)
     uintptr_t from;
     size_t len;
     memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
+    if (!_fa_secure_guards)
+        return;
     if (front) {
         front_guard(seg, &from, &len);
         _fa_os_protect((void *)from, len);

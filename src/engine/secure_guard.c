@@ -9,16 +9,19 @@
  * a loop over a wrong length), faults before it reaches the next page. A page serves no block
  * in its guard (page.c: `reserved`). The guards are set when the segment is registered (a
  * segment of another kind coming back from the cold list loses its former ones); purging
- * leaves them (madvise keeps a page's protection). A big page (blocks of 128 to 512 KiB) also ends each of its blocks in a guard
- * page, set when the page takes its size class (secure.c keeps the trailer before it): a block
- * then has a guard page on each side. Large blocks have their own guards (secure.c), as does
- * malloc(0) (secure_zero.c).
+ * leaves them (madvise keeps a page's protection). A big page (blocks of 128 to 512 KiB) also
+ * ends each of its blocks in a guard page, set when the page takes its size class (secure.c
+ * keeps the trailer before it): a big block then has a guard page on each side. Large blocks
+ * have their own guards (secure.c), as does malloc(0) (secure_zero.c). Kernels with pages
+ * larger than 4 KiB (some aarch64 ones) get none (_fa_secure_guards): a 4 KiB mprotect there
+ * would round up over blocks.
  *
- * A fault in a guard, in a quarantined large block or in malloc(0)'s region reaches
- * guard_fault through the SIGSEGV hook of platform/fault.c (meshing's hook comes first when
- * meshing is on), which reports it with the blocks around it and stops the program; any other
- * fault goes on to the program's own handler. The report reads only page descriptors and the
- * segment map, which the program cannot reach by running off a block.
+ * A fault in a guard, in a quarantined big or large block or in malloc(0)'s region reaches
+ * guard_fault through the SIGSEGV handler of platform/fault.c (which asks meshing's hook too:
+ * neither claims the other's faults, and meshing leaves secure pages alone); it reports it with
+ * the blocks around it and stops the program. Any other fault goes on to the program's own
+ * handler. The report reads only page descriptors, the segment map and large blocks' headers,
+ * which a write running off a block meets a guard page before reaching.
  */
 #include "engine/engine.h"
 #include "platform/atomic.h"
@@ -110,13 +113,18 @@ static bool guard_fault(uintptr_t a)
     return false;
 }
 
-void _fa_secure_guard_hook(void)
+bool _fa_secure_guards;
+
+void _fa_secure_guard_init(void)
 {
+    _fa_secure_guards = _fa_os_page_size() == FA_OS_PAGE;
     _fa_os_fault_hook(guard_fault);
 }
 
 void _fa_secure_guard_segment(fa_segment_t *seg)
 {
+    if (!_fa_secure_guards)
+        return;
     size_t first = _fa_segment_first_offset(seg->kind);
     FA_ASSERT(fa_align_up(sizeof(fa_segment_t) + seg->page_count * sizeof(fa_page_t), FA_OS_PAGE) <=
               first - FA_OS_PAGE);
@@ -129,11 +137,13 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
         _fa_os_protect(base + (i + 1) * page_size - FA_OS_PAGE, FA_OS_PAGE);
     seg->secure = 1;
     /* Again for each segment: the program may have put its own handler in ours' place. */
-    _fa_secure_guard_hook();
+    _fa_os_fault_hook(guard_fault);
 }
 
 void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end)
 {
+    if (!_fa_secure_guards)
+        return;
     _fa_os_unprotect((void *)page->start, end - page->start); /* the guards of a former class */
     for (size_t i = 1; i <= page->reserved; i++)
         _fa_os_protect((void *)(page->start + i * page->block_size - FA_OS_PAGE), FA_OS_PAGE);
