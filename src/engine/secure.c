@@ -2,7 +2,8 @@
  * slow paths only. Secure pages are slow pages (types.h): never in a heap's direct slots, a
  * thread word of 0 and FA_OWNER_SLOW in their owner word, so every malloc and free of their
  * blocks comes here (the fast paths are the default mode's, unchanged). A block of d bytes
- * serving a request of n bytes:
+ * (a big block's d leaves out the guard page it ends in: secure_guard.c) serving a request of
+ * n bytes:
  *
  *   | program's n bytes ...            | canary (64 bytes at most) | (not checked) | size word |
  *   0                                  n                                           d-8         d
@@ -10,16 +11,17 @@
  * - the size word is n encoded with the secret and the block's address; the canary follows the
  *   request. free checks both (an overflow), and the size word of the block before (an
  *   underflow crosses it first), when the freeing thread owns the page: only the owner writes
- *   size words;
+ *   size words (a big block has a guard page before it instead);
  * - a free block keeps its size word; the 1 KiB after its list link and mark (the first 16),
- *   or up to the size word if the block is smaller, hold the fill byte (the whole block, zeros,
- *   with FITALLOC_SECURE_ZERO), and it waits in its freeing thread's quarantine
- *   (FITALLOC_QUARANTINE bytes). Leaving the quarantine its link and mark are checked, and
- *   malloc checks the fill and the size word before handing it out again: a write after free
- *   is reported;
+ *   or up to the size word if the block is smaller, are zeroed (the whole block with
+ *   FITALLOC_SECURE_ZERO), and it waits in its freeing thread's quarantine (FITALLOC_QUARANTINE
+ *   bytes; a big block inaccessible past its first page). Leaving the quarantine its link and
+ *   mark are checked, and malloc checks the zeros and the size word before handing it out
+ *   again: a write after free is reported;
  * - free lists are built in random order, so where the next block lands cannot be predicted;
  * - free_sized and sized delete must name the size that was asked for.
- * Large blocks get their own mapping with the canary on both sides and a guard page after.
+ * Large blocks get their own mapping, between guard pages, with a canary after the block;
+ * malloc(0) gets a slot of an inaccessible region (secure_zero.c).
  */
 #include <errno.h>
 #include <string.h>
