@@ -37,7 +37,7 @@
 #   crash:SIG<x>@<phase>  killed by a signal without a report
 #   hang                  still running after 10 s
 #   cleared               stale-after-free: less than half of what the program wrote is left in
-#                         the freed block (or reading it faulted)
+#                         the freed block
 #   n/a                   the case does not apply (free_sized missing from the C library)
 #   exit:<n>              any other exit status
 # <phase> is where it happened: setup, bug (the misuse itself), free (the free or realloc of
@@ -74,7 +74,7 @@ while (($#)); do
     --configs) configs_arg=${2:?--configs needs a list}; shift 2 ;;
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     -h | --help)
-        sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) usage ;;

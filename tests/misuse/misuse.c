@@ -263,9 +263,9 @@ static int write_after_free_reuse(size_t n)
 }
 
 /* Does a freed block still hold what the program wrote there? A pattern of odd bytes is
- * written, the block freed and read back: exit 7 if less than half of the pattern is left (or
- * the read faults: the block is inaccessible), 0 if half or more. (Half, not one byte: an
- * encoded list link may hold one of the pattern's bytes by chance.) */
+ * written, the block freed and read back: exit 7 if less than half of the pattern is left, 0
+ * if half or more (half, not one byte: an encoded list link may hold one of the pattern's
+ * bytes by chance); a read that faults (an inaccessible block) stops the program there. */
 static unsigned char stale_byte(size_t i)
 {
     return (unsigned char)(i * 131 + 7) | 1;
