@@ -393,7 +393,7 @@ static inline __attribute__((always_inline)) void check_quarantined(const struct
 /* A big block in the quarantine is inaccessible past its first page (on), so that a read or
  * write after free there faults at once (secure_guard.c reports it); accessible again (off)
  * when it leaves. Its first page holds the link and mark and the fill, checked as any block's.
- * Two mprotect calls for each free of a big block: 3.5 times the CPU time of the bench's
+ * Two mprotect calls for each free of a big block: 2.9 times the CPU time of the bench's
  * churn-wide (a block in 15 is big there); FITALLOC_SECURE_PROTECT=0 leaves them out. */
 static void protect_held(const fa_page_t *page, fa_block_t *block, bool on)
 {

@@ -1,10 +1,10 @@
 /* Secure mode's malloc(0): a pointer to no memory at all.
  *
  * A request of 0 bytes (with no alignment beyond 16) gets a slot of a region reserved
- * inaccessible at first use (FA_ZERO_SLOTS slots of 16 bytes: one 4 MiB chunk of address space,
- * and no memory): the pointer is unique while the block lives and may be freed, but any read or write
- * through it faults, and the fault is reported as such (secure_guard.c). One bit per slot says
- * it is live: a second free is a double free. Slots are handed out in turn, round the region,
+ * inaccessible at first use (FA_ZERO_SLOTS slots of 16 bytes: one 4 MiB chunk of address
+ * space, and no memory): the pointer is unique while the block lives and may be freed, but any
+ * read or write through it faults, and the fault is reported as such (secure_guard.c). One bit
+ * per slot says it is live: a second free is a double free. Slots are handed out in turn, round the region,
  * so a freed slot comes back only after all the others (a quarantine of 262143 blocks). When
  * every slot is live, malloc(0) is served as a request of one byte would be.
  */
