@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # The misuse battery: small programs with heap bugs made on purpose (tests/misuse/misuse.c,
 # tests/misuse/misuse_cxx.cpp), each case run at 8 B, 4 KiB and 256 KiB under fitalloc
-# (default, FITALLOC_SECURE=1, FITALLOC_MODE=lab) and glibc; prints a Markdown table of what
-# happened: case | size | default | secure | lab | glibc.
+# (default, FITALLOC_SECURE=1, FITALLOC_MODE=lab), glibc and scudo (LLVM's hardened allocator:
+# compiler-rt's standalone scudo, found as the bench finds it; left out if absent); prints a
+# Markdown table of what happened: case | size | default | secure | lab | glibc | scudo, then
+# how many runs each configuration stopped.
 #
 #   bash tools/misuse.sh [--lib PATH] [--out FILE] [--check FILE] [--tsv] [--bin DIR]
-#                        [--jobs N] [--only REGEX]
+#                        [--jobs N] [--only REGEX] [--configs LIST] [--repeat N]
 #
 #   --lib PATH    the libfitalloc.so to preload (default: build/libfitalloc.so)
 #   --out FILE    also write the table to FILE
-#   --check FILE  compare the default, secure and lab columns (not glibc) with FILE
+#   --check FILE  compare the default, secure and lab columns run (not glibc, scudo) with FILE
 #                 (tests/misuse/expected.tsv); list the mismatches and exit 1 if any
 #   --tsv         print the results as expected.tsv rows instead of the table
 #   --bin DIR     build the programs into DIR (default: a temporary directory)
 #   --jobs N      runs at once (default 8; most take milliseconds, a hang its 10 s)
 #   --only REGEX  only the cases whose name matches (grep -E)
+#   --configs LIST  only these configurations, comma-separated (default
+#                 default,secure,lab,glibc,scudo)
+#   --repeat N    run each case N times in each configuration: an outcome that differs between
+#                 runs (random placement) shows as mixed:<outcome>/<outcome>... and matches no
+#                 expected entry
 # Environment: CC (default cc), CXX (default c++).
 #
 # Outcomes (one run: `timeout 10 prog <case> <size>`, stderr kept):
@@ -22,11 +29,15 @@
 #   not caught:overlap    ... but the allocator handed out overlapping blocks (exit 6)
 #   reused / not reused   reuse-after-free: malloc gave the freed block back at once, or not
 #   caught:<kind>@<phase> killed by SIGABRT after a report on stderr; kind from its words:
-#                         double-free, invalid-pointer, overflow, underflow, write-after-free,
+#                         double-free, invalid-pointer, overflow, underflow, guard-page (an
+#                         access to a guard page between two pages of blocks: either way),
+#                         write-after-free (also reads), zero-size (an access through malloc(0)),
 #                         size-mismatch, corruption (glibc also: double-free-or-corruption,
-#                         invalid-size, unaligned)
+#                         invalid-size, unaligned; scudo also: chunk-state, type-mismatch)
 #   crash:SIG<x>@<phase>  killed by a signal without a report
 #   hang                  still running after 10 s
+#   cleared               stale-after-free: less than half of what the program wrote is left in
+#                         the freed block
 #   n/a                   the case does not apply (free_sized missing from the C library)
 #   exit:<n>              any other exit status
 # <phase> is where it happened: setup, bug (the misuse itself), free (the free or realloc of
@@ -38,7 +49,7 @@ src="$root/tests/misuse"
 
 usage() {
     echo "usage: bash tools/misuse.sh [--lib PATH] [--out FILE] [--check FILE] [--tsv]" \
-        "[--bin DIR] [--jobs N] [--only REGEX]   (--help: more)" >&2
+        "[--bin DIR] [--jobs N] [--only REGEX] [--configs LIST] [--repeat N]   (--help: more)" >&2
     exit 2
 }
 
@@ -49,6 +60,8 @@ tsv=0
 bin=""
 jobs=8
 only=""
+configs_arg=default,secure,lab,glibc,scudo
+repeat=1
 while (($#)); do
     case "$1" in
     --lib) lib=${2:?--lib needs a path}; shift 2 ;;
@@ -58,8 +71,10 @@ while (($#)); do
     --bin) bin=${2:?--bin needs a directory}; shift 2 ;;
     --jobs) jobs=${2:?--jobs needs a number}; shift 2 ;;
     --only) only=${2:?--only needs a regex}; shift 2 ;;
+    --configs) configs_arg=${2:?--configs needs a list}; shift 2 ;;
+    --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     -h | --help)
-        sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) usage ;;
@@ -69,7 +84,20 @@ done
 [[ -f "$lib" ]] || { echo "misuse: $lib not found (build first, or --lib PATH)" >&2; exit 2; }
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
 [[ -z "$check" || -f "$check" ]] || { echo "misuse: $check not found" >&2; exit 2; }
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || usage
+[[ "$jobs" =~ ^[1-9][0-9]*$ && "$repeat" =~ ^[1-9][0-9]*$ ]] || usage
+IFS=, read -r -a configs <<<"$configs_arg"
+for config in "${configs[@]}"; do
+    case $config in default | secure | lab | glibc | scudo) ;; *) usage ;; esac
+done
+# scudo as the bench finds it (bench/harness/allocators.py): the newest match.
+scudo=$(compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.scudo_standalone-$(uname -m).so" |
+    sort -V | tail -n 1 || true)
+if [[ -z $scudo && " ${configs[*]} " == *" scudo "* ]]; then
+    echo "misuse: scudo not found (Debian: libclang-rt-14-dev): its column is left out" >&2
+    kept=()
+    for config in "${configs[@]}"; do [[ $config == scudo ]] || kept+=("$config"); done
+    configs=("${kept[@]}")
+fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-misuse.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
@@ -87,7 +115,6 @@ flags=(-O0 -g -U_FORTIFY_SOURCE -Wall -Wextra
 "$CXX" "${flags[@]}" -fsized-deallocation -I"$src" -o "$bin/misuse_cxx" "$src/misuse_cxx.cpp"
 
 # --- the runs ------------------------------------------------------------------------------
-configs=(default secure lab glibc)
 # No inherited preload or fitalloc options in the runs; no core files.
 clean_env=(-u LD_PRELOAD)
 while IFS= read -r var; do
@@ -99,8 +126,7 @@ ulimit -c 0
 rows=()
 while IFS= read -r c; do
     case "$c" in
-    invalid-stack | invalid-global) sizes=(-) ;;
-    overflow-1M-*) sizes=(262144) ;;
+    invalid-stack | invalid-global | malloc0-*) sizes=(-) ;;
     *) sizes=(8 4096 262144) ;;
     esac
     for s in "${sizes[@]}"; do rows+=("misuse $c $s"); done
@@ -125,6 +151,12 @@ kind_of() {
     *"double free or corruption"*) echo double-free-or-corruption ;;
     *"double free"*) echo double-free ;;
     *"invalid pointer"*) echo invalid-pointer ;;
+    *"(malloc(0)"*) echo zero-size ;;
+    *"overflow or underflow"*) echo guard-page ;;
+    *"invalid chunk state"*) echo chunk-state ;;
+    *"type mismatch"*) echo type-mismatch ;;
+    *"invalid sized delete"*) echo size-mismatch ;;
+    *misaligned*) echo unaligned ;;
     *overflow*) echo overflow ;;
     *underflow*) echo underflow ;;
     *"after free"*) echo write-after-free ;;
@@ -142,9 +174,11 @@ classify() {
     phase=$(sed -n 's/^misuse: phase //p' "$err" | tail -n 1)
     if [[ $config == glibc ]]; then
         report=$(grep -E -m 1 '^[a-z_]+\(\): |double free|corrupted' "$err" || true)
+    elif [[ $config == scudo ]]; then
+        report=$(grep -E -m 1 '^Scudo ERROR' "$err" || true)
     else
         report=$(grep -E -m 1 \
-            'fitalloc: .*(overflow|underflow|after free|mismatch|corrupt|double free|invalid pointer)' \
+            'fitalloc: .*(overflow|underflow|after free|mismatch|corrupt|double free|invalid pointer|malloc\(0\))' \
             "$err" || true)
     fi
     case "$rc" in
@@ -152,6 +186,7 @@ classify() {
     3) if [[ $c == reuse-after-free ]]; then echo "reused"; else echo "exit:3"; fi ;;
     4) echo "n/a" ;;
     6) echo "not caught:overlap" ;;
+    7) echo "cleared" ;;
     124) echo "hang" ;;
     *)
         if ((rc > 128 && rc < 160)); then
@@ -170,8 +205,24 @@ classify() {
     esac
 }
 
-# run_one INDEX CONFIG PROGRAM CASE SIZE: one run, its outcome into $scratch/res/INDEX.CONFIG.
+# run_one INDEX CONFIG PROGRAM CASE SIZE: --repeat runs, their outcome into
+# $scratch/res/INDEX.CONFIG (mixed:<a>/<b>... when they differ).
 run_one() {
+    local i=$1 config=$2 prog=$3 c=$4 size=$5 k got seen=()
+    for ((k = 0; k < repeat; k++)); do
+        got=$(run_once "$i" "$config" "$prog" "$c" "$size")
+        [[ " ${seen[*]} " == *" $got "* ]] || seen+=("$got")
+    done
+    if ((${#seen[@]} == 1)); then
+        echo "${seen[0]}" >"$scratch/res/$i.$config"
+    else
+        (IFS=/; echo "mixed:${seen[*]}") >"$scratch/res/$i.$config"
+    fi
+    return 0
+}
+
+# run_once INDEX CONFIG PROGRAM CASE SIZE: one run; prints its outcome.
+run_once() {
     local i=$1 config=$2 prog=$3 c=$4 size=$5 rc
     local err="$scratch/err/$i.$config"
     local set_env=(LIBC_FATAL_STDERR_=1)
@@ -179,6 +230,7 @@ run_one() {
     default) set_env+=("LD_PRELOAD=$lib") ;;
     secure) set_env+=("LD_PRELOAD=$lib" FITALLOC_SECURE=1) ;;
     lab) set_env+=("LD_PRELOAD=$lib" FITALLOC_MODE=lab) ;;
+    scudo) set_env+=("LD_PRELOAD=$scudo") ;;
     esac
     [[ $size == - ]] && size=0
     # In a group with stderr closed off, so that bash's own "Segmentation fault" notes stay out.
@@ -187,8 +239,7 @@ run_one() {
             >/dev/null 2>"$err" </dev/null
         echo $?
     } 2>/dev/null)
-    classify "$config" "$c" "$rc" "$err" >"$scratch/res/$i.$config"
-    return 0
+    classify "$config" "$c" "$rc" "$err"
 }
 
 running=0
@@ -210,17 +261,35 @@ result() { cat "$scratch/res/$1.$2"; }
 # --- report --------------------------------------------------------------------------------
 table="$scratch/table.md"
 {
-    echo "| case | size | default | secure | lab | glibc |"
-    echo "|---|---|---|---|---|---|"
+    line="| case | size |" rule="|---|---|"
+    for config in "${configs[@]}"; do line+=" $config |" rule+="---|"; done
+    echo "$line"
+    echo "$rule"
     for i in "${!rows[@]}"; do
         read -r _ c size <<<"${rows[$i]}"
         line="| $c | $size |"
         for config in "${configs[@]}"; do line+=" $(result "$i" "$config") |"; done
         echo "$line"
     done
+    # The runs a configuration stopped (a report or a signal) or defused (freed contents
+    # cleared, a freed block not handed out at once), of those that apply.
+    line="| stopped or defused | |"
+    for config in "${configs[@]}"; do
+        good=0 total=0
+        for i in "${!rows[@]}"; do
+            got=$(result "$i" "$config")
+            [[ $got == n/a ]] && continue
+            total=$((total + 1))
+            case $got in caught:* | crash:* | cleared | "not reused") good=$((good + 1)) ;; esac
+        done
+        line+=" $good of $total |"
+    done
+    echo "$line"
 } >"$table"
 
 if ((tsv)); then
+    [[ $configs_arg == default,secure,lab* ]] ||
+        { echo "misuse: --tsv needs the default, secure and lab configurations" >&2; exit 2; }
     for i in "${!rows[@]}"; do
         read -r _ c size <<<"${rows[$i]}"
         printf '%s\t%s\t%s\t%s\t%s\n' "$c" "$size" "$(result "$i" default)" \
@@ -266,7 +335,8 @@ for i in "${!rows[@]}"; do
         continue
     fi
     want["$c $size seen"]=1
-    for config in default secure lab; do
+    for config in "${configs[@]}"; do
+        [[ $config == glibc || $config == scudo ]] && continue
         got=$(result "$i" "$config")
         exp=${want["$c $size $config"]}
         matches "$got" "$exp" || bad+=("$c $size $config: expected '$exp', got '$got'")
@@ -286,4 +356,6 @@ if ((${#bad[@]})); then
     echo "misuse: (bash tools/misuse.sh --tsv prints the current outcomes as $check rows)" >&2
     exit 1
 fi
-echo "misuse: the default, secure and lab outcomes match $check (${#rows[@]} rows)"
+checked=()
+for config in "${configs[@]}"; do [[ $config == glibc || $config == scudo ]] || checked+=("$config"); done
+echo "misuse: the ${checked[*]} outcomes match $check (${#rows[@]} rows, $repeat run(s) each)"

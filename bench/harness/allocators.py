@@ -33,8 +33,10 @@ PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc",
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
                      "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"},
                      "fitalloc-mesh": {"FITALLOC_MESH": "1"}}
-# --baseline: another build of fitalloc, run beside this one to measure a change.
+# --baseline: another build of fitalloc, run beside this one to measure a change (and in secure
+# mode too when fitalloc-secure runs).
 BASELINE = "fitalloc-baseline"
+BASELINE_SECURE = "fitalloc-secure-baseline"
 # Valid with -a but not in the default run: what tracing costs (docs/trace.md) is a question of
 # its own, and a traced run writes its trace file. Meshing (FITALLOC_MESH=1) is off by default
 # and gives back memory a fragmented heap holds: the Redis study runs it beside fitalloc

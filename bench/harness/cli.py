@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Arg
                     help="another libfitalloc.so (a build of main, say), run as "
                          "fitalloc-baseline in the same interleaved runs: a change against the "
                          "code it changes, in one run (--ref fitalloc-baseline gives the ratios "
-                         "against it)")
+                         "against it); with fitalloc-secure, fitalloc-secure-baseline too")
     ap.add_argument("--build-dir", default=DEFAULT_BUILD_DIR,
                     help=f"where the workloads are built (default {DEFAULT_BUILD_DIR})")
     ap.add_argument("--results", default=None,
@@ -258,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             log(f"--baseline {args.baseline}: {problem}")
             return 2
         usable.append(baseline)
+        if any(a.name == "fitalloc-secure" for a in usable):
+            usable.append(al.Allocator(al.BASELINE_SECURE, baseline.preload,
+                                       al.FITALLOC_VARIANTS["fitalloc-secure"]))
 
     case_list = cases(selected, sweep)
     wanted_labs = list(dict.fromkeys(

@@ -31,7 +31,10 @@
       "record every allocation call to this file (docs/trace.md)")                                 \
     X(secure, "SECURE", FA_OPT_BOOL, 0, 0,                                                         \
       "secure mode: canaries, quarantine, fill checks, random placement, guard pages")             \
-    X(secure_zero, "SECURE_ZERO", FA_OPT_BOOL, 0, 0, "secure mode: fill freed blocks with zeros")  \
+    X(secure_zero, "SECURE_ZERO", FA_OPT_BOOL, 0, 0,                                               \
+      "secure mode: zero freed blocks whole and check them whole")                                 \
+    X(secure_protect, "SECURE_PROTECT", FA_OPT_BOOL, 1, 0,                                         \
+      "secure mode: big blocks wait in the quarantine inaccessible past their first page")         \
     X(quarantine, "QUARANTINE", FA_OPT_SIZE, 256 << 10, 0,                                         \
       "secure mode: bytes of freed blocks each thread holds back from reuse")                      \
     X(policy, "POLICY", FA_OPT_CHOICE, 2, "first|next|best|worst|segregated|tlsf|buddy|slab",      \

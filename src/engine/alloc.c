@@ -83,6 +83,8 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     *seg_out = seg;
     *page_out = page;
+    if (!seg && _fa_secure && _fa_secure_zero_owns(p))
+        return 0; /* malloc(0) in secure mode (realloc takes it apart) */
     if (!seg)
         _fa_bad_pointer(caller, p);
     if (seg->kind == FA_SEG_LARGE) {
@@ -145,6 +147,12 @@ static void *realloc_untraced(void *p, size_t n)
         _fa_thread_watch_exit(); /* realloc may be this thread's first call in the mode */
         return _fa_mode->realloc(p, n);
     }
+    if (_fa_secure && _fa_secure_zero_owns(p)) { /* a 0-byte block: nothing to copy */
+        void *q = fa_malloc_inline(n);
+        if (q)
+            _fa_secure_zero_free(p, "realloc", 0);
+        return q;
+    }
     fa_segment_t *seg;
     fa_page_t *page;
     size_t usable = usable_size(p, "realloc", &seg, &page);
@@ -156,7 +164,7 @@ static void *realloc_untraced(void *p, size_t n)
     bool secure = large ? seg->secure : page->secure;
     if (secure && !large && _fa_secure_resize(page, p, n))
         return p;
-    if (secure && large && n > FA_CLASS_MAX) {
+    if (secure && large && _fa_secure_is_large(n)) {
         _fa_secure_large_check(seg, "realloc", 0);
         void *q = _fa_secure_large_realloc(seg, n);
         if (q)

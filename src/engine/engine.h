@@ -193,6 +193,25 @@ void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at o
 /* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
 fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed);
 void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
+bool _fa_secure_is_large(size_t n);     /* a request of n bytes gets a mapping of its own */
+/* In the SIGSEGV handler: report an access to a retired mapping or a live block's guards. */
+void _fa_secure_large_fault(uintptr_t address);
+
+/* secure_guard.c: guard pages in secure segments, the report of faults in guards */
+void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
+/* Guard pages are made (the kernel's page is FA_OS_PAGE): the SIGSEGV hook installed. */
+extern bool _fa_secure_guards;
+void _fa_secure_guard_init(void);
+/* A big page taking another size class than it served before: a guard page at the end of each
+ * block, up to `end` (a page taking its former class again has them). */
+void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
+
+/* secure_zero.c: malloc(0) in secure mode */
+void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
+bool _fa_secure_zero_owns(const void *p);
+void _fa_secure_zero_free(const void *p, const char *caller, size_t size);
+void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the region */
+
 /* The size asked for the block at `block` of a secure page, as its size word says (the block's
  * room without the trailer if the word is damaged). */
 size_t _fa_secure_request(const fa_page_t *page, uintptr_t block);
@@ -300,6 +319,8 @@ void _fa_mesh_after_fork_child(void);
     X(large_allocs)                                                                                \
     X(large_frees)                                                                                 \
     X(large_in_use)                                                                                \
+    X(zero_allocs) /* secure mode's malloc(0) (secure_zero.c) */                                   \
+    X(zero_frees)                                                                                  \
     X(reserved)                                                                                    \
     X(committed)                                                                                   \
     X(peak_committed)                                                                              \

@@ -182,6 +182,10 @@ static void free_slow(void *p, const char *caller, size_t size)
     }
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
+    if (!seg && _fa_secure && _fa_secure_zero_owns(p)) {
+        _fa_secure_zero_free(p, caller, size);
+        return;
+    }
     if (!seg)
         _fa_bad_pointer(caller, p);
     free_in_page(p, seg, page, caller, size);

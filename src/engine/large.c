@@ -452,8 +452,10 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     FA_ASSERT((alignment & (alignment - 1)) == 0);
     if (alignment < FA_ALIGN)
         alignment = FA_ALIGN;
-    /* Secure mode keeps canary bytes between the header and the block. */
-    size_t offset = fa_align_up(FA_LARGE_HEADER + (_fa_secure ? FA_ALIGN : 0), alignment);
+    /* Secure mode puts a guard page between the header's page and the block (secure.c). */
+    size_t offset = fa_align_up(_fa_secure ? fa_align_up(FA_LARGE_HEADER, FA_OS_PAGE) + FA_OS_PAGE
+                                           : FA_LARGE_HEADER,
+                                alignment);
     /* At least one byte: with n == 0 and an alignment of a whole page or more, the block would
      * start where its mapping ends, which from 4 MiB up is the next chunk, maybe a segment's,
      * and map_block would overwrite that chunk's entry in the segment map. */

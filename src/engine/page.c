@@ -27,12 +27,17 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     size_t page_size = (size_t)1 << seg->page_shift;
     uintptr_t base = (uintptr_t)seg + (index << seg->page_shift);
     uintptr_t start = index ? base : (uintptr_t)seg + _fa_segment_first_offset(seg->kind);
+    bool same_class = page->bin == bin && page->block_size == fa_bin_size(bin); /* as before */
     page->block_size = (uint32_t)fa_bin_size(bin);
     page->magic = _fa_block_magic(page->block_size);
     fa_atomic_store_relaxed(&page->limit, 0);
     page->bin = (uint8_t)bin;
     page->start = start;
-    page->reserved = (uint16_t)((base + page_size - start) / page->block_size);
+    /* A secure segment's page ends in a guard page (secure_guard.c). */
+    size_t guard = seg->secure ? FA_OS_PAGE : 0;
+    page->reserved = (uint16_t)((base + page_size - guard - start) / page->block_size);
+    if (seg->secure && fa_bin_kind(bin) == FA_SEG_BIG && !same_class)
+        _fa_secure_guard_blocks(page, base + page_size - guard);
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
     page->placed = 0;

@@ -164,6 +164,8 @@ static void segment_register(fa_segment_t *seg, int kind)
         registry->all_prev = seg;
     registry = seg;
     fa_mutex_unlock(&_fa_global_lock);
+    if (_fa_secure)
+        _fa_secure_guard_segment(seg);
     _fa_segmap_add(seg, 1);
 }
 

@@ -102,8 +102,8 @@ FA_API int fa_stats_get(struct fa_stats *out)
     out->large_frees = large_frees + snap.hot_reuses + snap.hot_held;
     /* Counters read apart from the slots may disagree for a moment: never below zero. */
     out->large_in_use = large_in_use > snap.hot_held_bytes ? large_in_use - snap.hot_held_bytes : 0;
-    out->allocs += out->large_allocs;
-    out->frees += out->large_frees;
+    out->allocs += out->large_allocs + zero_allocs;
+    out->frees += out->large_frees + zero_frees;
     out->bytes_in_use += out->large_in_use;
     out->reserved = reserved;
     out->committed = committed;

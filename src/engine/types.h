@@ -221,9 +221,11 @@ typedef struct fa_segment_s {
     uint8_t page_shift; /* page index = (p - segment) >> page_shift */
     uint16_t page_count;
     uint16_t used_pages;
-    uint8_t secure;         /* large: mapped in secure mode (trailer, guard page, never cached) */
-    uint8_t watched;        /* large: its resident pages are counted at its free */
-    struct fa_heap_s *heap; /* owner, NULL when abandoned or cached */
+    /* Set up in secure mode: a large block's mapping (canary, guard pages, never cached), a
+     * segment's pages (a guard page after each, and before the first: secure_guard.c). */
+    uint8_t secure;
+    uint8_t watched;           /* large: its resident pages are counted at its free */
+    struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
     struct fa_segment_s *all_next; /* registry of small and medium segments (for the purger) */

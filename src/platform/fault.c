@@ -1,9 +1,11 @@
 /* Faults fitalloc causes on purpose: while the mesher copies the live blocks of a page, the
  * page is read-only, and a thread writing into it takes a SIGSEGV that must wait for the copy
  * and then write again, not end the program; a fork child finds its meshed frames unmapped
- * until it maps them onto its own copy, at its first touch. Every other fault goes on to the handler the
- * program (or a sanitizer, or a language runtime) installed before ours, as if ours were not
- * there; with none, to the default action. */
+ * until it maps them onto its own copy, at its first touch; in secure mode, an access to a
+ * guard page or a quarantined block is reported (the hook does not return). Each hook is asked
+ * in turn; every other fault goes on to the handler the program (or a sanitizer, or a
+ * language runtime) installed before ours, as if ours were not there; with none, to the
+ * default action. */
 #define _GNU_SOURCE
 #include "platform/os.h"
 
@@ -11,7 +13,8 @@
 #include <signal.h>
 #include <stddef.h>
 
-static bool (*retry_hook)(uintptr_t address);
+#define FA_FAULT_HOOKS 2 /* meshing's and secure mode's */
+static bool (*hooks[FA_FAULT_HOOKS])(uintptr_t address);
 static struct sigaction previous;
 
 /* The fault is not ours: what would have happened without our handler. */
@@ -35,8 +38,10 @@ static void forward(int sig, siginfo_t *info, void *context)
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
     int saved = errno;
-    bool ours = (info->si_code == SEGV_ACCERR || info->si_code == SEGV_MAPERR) &&
-                retry_hook((uintptr_t)info->si_addr);
+    bool ours = false;
+    bool access = info->si_code == SEGV_ACCERR || info->si_code == SEGV_MAPERR;
+    for (int i = 0; i < FA_FAULT_HOOKS && !ours && access; i++)
+        ours = hooks[i] && hooks[i]((uintptr_t)info->si_addr);
     errno = saved;
     if (!ours)
         forward(sig, info, context);
@@ -45,10 +50,17 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 bool _fa_os_fault_hook(bool (*retry)(uintptr_t address))
 {
     int saved = errno;
+    bool added = false;
+    for (int i = 0; i < FA_FAULT_HOOKS && !added; i++) {
+        added = hooks[i] == retry;
+        if (!hooks[i]) {
+            hooks[i] = retry;
+            added = true;
+        }
+    }
     struct sigaction current;
-    bool ok = sigaction(SIGSEGV, NULL, &current) == 0;
+    bool ok = added && sigaction(SIGSEGV, NULL, &current) == 0;
     if (ok && !((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault)) {
-        retry_hook = retry;
         /* A fault before the next line still goes to `current` itself: nothing is lost. */
         previous = current;
         struct sigaction mine = {.sa_sigaction = on_fault,

@@ -111,14 +111,16 @@ size_t _fa_os_page_size(void);
 /* The most kernel mappings (VMAs) the process may have: vm.max_map_count. */
 long _fa_os_max_mappings(void);
 
-/* ---- fault.c: writes into write-protected memory, made to wait ---- */
+/* ---- fault.c: faults in memory fitalloc protects on purpose ---- */
 
 /* Install, or install again if the program has since put its own handler in its place, the
- * SIGSEGV handler that asks `retry` about every fault at an address, of a protected page
- * (SEGV_ACCERR) or of an unmapped one (SEGV_MAPERR): true means the fault was fitalloc's (write
- * protection, already lifted; a range a fork child has yet to map, now mapped), and the access
- * is done again; false hands the fault to the handler that was installed before (the
- * program's, or the default action). false if no handler could be installed. */
+ * SIGSEGV handler that asks `retry` (and the other hooks installed, two at most) about every
+ * fault at an address, of a protected page (SEGV_ACCERR) or of an unmapped one (SEGV_MAPERR):
+ * true means the fault was fitalloc's (write protection, already lifted: retry waits for that;
+ * a range a fork child has yet to map, now mapped), and the access is done again (a hook may
+ * also report and not return); false hands the fault to the next hook, then to the handler
+ * that was installed before (the program's, or the default action). false if no handler could
+ * be installed. Hooks are installed while one thread runs, or under a lock. */
 bool _fa_os_fault_hook(bool (*retry)(uintptr_t address));
 
 /* ---- os_process.c: the C library's process-level facilities ---- */

@@ -53,6 +53,19 @@ static __attribute__((noinline)) void write_memcpy(char *p, ptrdiff_t at, size_t
     memcpy(d + at, pattern, len);
 }
 
+/* A runaway write downwards: p[-1], p[-2], ... p[-len]. */
+static __attribute__((noinline)) void write_down(char *p, size_t len)
+{
+    volatile char *v = (volatile char *)mu_launder(p);
+    for (size_t i = 1; i <= len; i++)
+        v[-(ptrdiff_t)i] = 0x41;
+}
+
+static __attribute__((noinline)) int read_byte(const char *p)
+{
+    return *(volatile const char *)mu_launder((void *)p);
+}
+
 /* free(p) twice. */
 static int double_free(size_t n)
 {
@@ -174,13 +187,17 @@ static int map_holes(char *from, size_t len)
     return 1;
 }
 
-enum how { BY_LOOP, BY_MEMCPY, BY_LOOP_REALLOC, BEFORE_BLOCK };
+/* The same for the unmapped pages of [from - len, from). */
+static int map_holes_before(char *from, size_t len)
+{
+    return (uintptr_t)from > len && map_holes(from - len, len);
+}
+
+enum how { BY_LOOP, BY_MEMCPY, BY_LOOP_REALLOC, BEFORE_BLOCK, BEFORE_BY_MEMCPY };
 
 /* Write `len` bytes past the requested size, then free (or realloc to 2n). */
 static int overflow(size_t n, size_t len, enum how how)
 {
-    if (len > 4096 && n < (256u << 10))
-        return MU_NA; /* a 1 MiB overflow only from 256 KiB on */
     char *p = mu_alloc(n);
     memset(p, 0x11, n);
     if (len > 4096 && !map_holes(p + n, len))
@@ -200,13 +217,18 @@ static int overflow(size_t n, size_t len, enum how how)
     return MU_OK;
 }
 
-/* Write `len` bytes just before the block, then free it. */
-static int underflow(size_t n, size_t len)
+/* Write `len` bytes just before the block (downwards, or upwards by memcpy), then free it. */
+static int underflow(size_t n, size_t len, enum how how)
 {
     char *p = mu_alloc(n);
     memset(p, 0x11, n);
+    if (len > 4096 && !map_holes_before(p, len))
+        return MU_NA;
     mu_phase("bug");
-    write_loop(p, -(ptrdiff_t)len, len);
+    if (how == BEFORE_BY_MEMCPY)
+        write_memcpy(p, -(ptrdiff_t)len, len);
+    else
+        write_down(p, len);
     mu_phase("free");
     mu_free(p);
     return MU_OK;
@@ -220,6 +242,99 @@ static int write_after_free(size_t n)
     mu_free(p);
     mu_phase("bug");
     write_loop(p, 0, 16);
+    return MU_OK;
+}
+
+/* free(p), write a byte in the middle of it, then allocate and free blocks of the size until
+ * the freed block must have come back (an allocator checking freed blocks when it hands them
+ * out again catches it then). */
+static int write_after_free_reuse(size_t n)
+{
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    mu_free(p);
+    mu_phase("bug");
+    write_loop(p, (ptrdiff_t)(n / 2), 1);
+    mu_phase("after");
+    int rounds = n >= (128u << 10) ? 64 : 20000;
+    for (int i = 0; i < rounds; i++)
+        free(malloc(n));
+    return MU_OK;
+}
+
+/* Does a freed block still hold what the program wrote there? A pattern of odd bytes is
+ * written, the block freed and read back: exit 7 if less than half of the pattern is left, 0
+ * if half or more (half, not one byte: an encoded list link may hold one of the pattern's
+ * bytes by chance); a read that faults (an inaccessible block) stops the program there. */
+static unsigned char stale_byte(size_t i)
+{
+    return (unsigned char)(i * 131 + 7) | 1;
+}
+
+static int stale_after_free(size_t n)
+{
+    unsigned char *p = mu_alloc(n);
+    for (size_t i = 0; i < n; i++)
+        p[i] = stale_byte(i);
+    mu_free(p);
+    mu_phase("bug");
+    size_t left = 0;
+    for (size_t i = 0; i < n; i++)
+        left += (unsigned char)read_byte((char *)p + i) == stale_byte(i);
+    return 2 * left >= n ? MU_OK : MU_CLEARED;
+}
+
+/* Through a malloc(0) pointer: read or write a byte, before or after free; free it twice. */
+static int zero_size(int write, int after_free)
+{
+    char *p = malloc(0);
+    if (!p)
+        return MU_NA;
+    if (after_free)
+        free(mu_launder(p));
+    mu_phase("bug");
+    if (write)
+        write_loop(p, 0, 1);
+    else
+        (void)read_byte(p);
+    if (!after_free)
+        free(mu_launder(p));
+    return MU_OK;
+}
+
+static int zero_read(size_t n)
+{
+    (void)n;
+    return zero_size(0, 0);
+}
+
+static int zero_write(size_t n)
+{
+    (void)n;
+    return zero_size(1, 0);
+}
+
+static int zero_read_after_free(size_t n)
+{
+    (void)n;
+    return zero_size(0, 1);
+}
+
+static int zero_write_after_free(size_t n)
+{
+    (void)n;
+    return zero_size(1, 1);
+}
+
+static int zero_double_free(size_t n)
+{
+    (void)n;
+    char *p = malloc(0);
+    if (!p)
+        return MU_NA;
+    free(mu_launder(p));
+    mu_phase("bug");
+    bad_free(p);
     return MU_OK;
 }
 
@@ -259,8 +374,18 @@ static const struct {
     {"overflow-1M-memcpy", NULL, 0, 1u << 20, BY_MEMCPY},
     {"overflow-1M-realloc", NULL, 0, 1u << 20, BY_LOOP_REALLOC},
     {"underflow-1", NULL, 0, 1, BEFORE_BLOCK},
+    {"underflow-1-memcpy", NULL, 0, 1, BEFORE_BY_MEMCPY},
     {"underflow-32", NULL, 0, 32, BEFORE_BLOCK},
+    {"underflow-32-memcpy", NULL, 0, 32, BEFORE_BY_MEMCPY},
+    {"underflow-1M", NULL, 0, 1u << 20, BEFORE_BLOCK},
     {"write-after-free", write_after_free, 0, 0, 0},
+    {"write-after-free-reuse", write_after_free_reuse, 0, 0, 0},
+    {"stale-after-free", stale_after_free, 0, 0, 0},
+    {"malloc0-read", zero_read, 0, 0, 0},
+    {"malloc0-write", zero_write, 0, 0, 0},
+    {"malloc0-read-after-free", zero_read_after_free, 0, 0, 0},
+    {"malloc0-write-after-free", zero_write_after_free, 0, 0, 0},
+    {"malloc0-double-free", zero_double_free, 0, 0, 0},
     {"reuse-after-free", reuse_after_free, 0, 0, 0},
     {"mismatch-free-sized", mismatch_free_sized, 0, 0, 0},
 };
@@ -287,9 +412,10 @@ int main(int argc, char **argv)
         if (n == 0)
             n = 64; /* the size-independent cases */
         mu_setup(n);
-        int rc = cases[i].run                   ? cases[i].run(n)
-                 : cases[i].how == BEFORE_BLOCK ? underflow(n, cases[i].len)
-                                                : overflow(n, cases[i].len, cases[i].how);
+        enum how how = cases[i].how;
+        int rc = cases[i].run                                     ? cases[i].run(n)
+                 : how == BEFORE_BLOCK || how == BEFORE_BY_MEMCPY ? underflow(n, cases[i].len, how)
+                                                                  : overflow(n, cases[i].len, how);
         if (rc == MU_NA)
             return rc;
         return mu_after(n, rc);

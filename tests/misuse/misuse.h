@@ -9,7 +9,8 @@
  *     where a damaged free list shows, and checks that no two live blocks overlap.
  * Exit codes: 0 the program ran to its end (the bug was not caught), 3 reuse-after-free: the
  * freed block came back, 4 the case does not apply (n/a), 6 the program ran to its end but the
- * allocator handed out overlapping blocks, 2 usage. Nothing else is printed to stdout.
+ * allocator handed out overlapping blocks, 7 stale-after-free: less than half of the freed
+ * block's contents was left, 2 usage. Nothing else is printed to stdout.
  */
 #ifndef FITALLOC_MISUSE_H
 #define FITALLOC_MISUSE_H
@@ -21,7 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MU_OK = 0, MU_USAGE = 2, MU_REUSED = 3, MU_NA = 4, MU_NOMEM = 5, MU_OVERLAP = 6 };
+enum {
+    MU_OK = 0,
+    MU_USAGE = 2,
+    MU_REUSED = 3,
+    MU_NA = 4,
+    MU_NOMEM = 5,
+    MU_OVERLAP = 6,
+    MU_CLEARED = 7
+};
 
 /* Hide a pointer's origin from the optimiser (and from gcc's use-after-free and
  * free-nonheap-object warnings). */
