@@ -44,6 +44,11 @@ static bool find_bounds(uintptr_t a, struct bounds *b)
         return false;
     uintptr_t block = page->start + index * page->block_size;
     size_t size = page->secure ? _fa_secure_request(page, block) : page->block_size;
+    /* A free block of a secure page (its size word zeroed with the rest): left to the checks
+     * made for free memory, which say more (a guard page names the blocks on both sides; the
+     * fill is checked at reuse) than "past the end of a 0-byte block". */
+    if (page->secure && size == 0)
+        return false;
     *b = (struct bounds){block, size};
     return true;
 }

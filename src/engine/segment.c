@@ -59,8 +59,14 @@ static size_t page_bytes(const fa_segment_t *seg, const fa_page_t *page)
      ~(size_t)(FA_OS_PAGE - 1))
 _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open before page 0");
 
+/* Not in secure mode, whose guard pages (secure_guard.c) stand after every page of blocks and
+ * around big blocks: opening the boundary would open them too. */
 static void segment_close(fa_segment_t *seg)
 {
+    if (_fa_secure) {
+        seg->opened = FA_SEG_SIZE;
+        return;
+    }
     _fa_os_protect((char *)seg + FA_SEG_HEADER_MAX, FA_SEG_SIZE - FA_SEG_HEADER_MAX);
     seg->opened = FA_SEG_HEADER_MAX;
 }
