@@ -28,11 +28,12 @@
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
  * every page with a shared frame turns read-only and the file's pages are copied into a new
- * file; the parent lets its writes go on. The child makes those pages inaccessible and maps a
- * page's frames onto the copy only when it touches the page (a fault) or its mesher first
- * runs: a child that execs at once (a fork then exec) pays one mprotect a page, not the
- * mappings. The cost follows the meshed memory, not the heap. posix_spawn, vfork and system()
- * share the parent's memory until exec and need nothing. */
+ * file; the parent lets its writes go on. The child does not inherit the shared frames'
+ * mappings (MADV_DONTFORK: fewer mappings for the kernel to copy at fork and to remove at the
+ * child's exit); it maps a page's frames onto the copy only when it touches the page (a fault)
+ * or its mesher first runs: a child that execs at once (a fork then exec) maps none. The cost
+ * follows the meshed memory, not the heap. posix_spawn, vfork and system() share the parent's
+ * memory until exec and need nothing. */
 #include "engine/mesh.h"
 
 #include <string.h>

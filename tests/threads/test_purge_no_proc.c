@@ -151,7 +151,7 @@ static void *worker(void *arg)
         CHECK_MSG(now_s() < start + 20, "the purge thread did not end in 20 s of work");
         /* A descriptor the purger held while the table was filled (it opens /proc/self/stat
          * to count the threads) is free again once it closes it: take it too, else the purger
-         * finds it free at every look (1 run in 4 under ThreadSanitizer, which slows the fill). */
+         * finds it free at every look (seen under ThreadSanitizer, which slows the fill). */
         int fd;
         while (fillers < FILLER_MAX && (fd = open("/dev/null", O_RDONLY)) >= 0)
             filler[fillers++] = fd;
