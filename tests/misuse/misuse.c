@@ -256,7 +256,7 @@ static int write_after_free_reuse(size_t n)
     mu_phase("bug");
     write_loop(p, (ptrdiff_t)(n / 2), 1);
     mu_phase("after");
-    int rounds = n >= (128u << 10) ? 64 : 20000;
+    int rounds = n >= (128u << 10) ? 64 : 100000;
     for (int i = 0; i < rounds; i++)
         free(malloc(n));
     return MU_OK;
