@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "child.h"
 #include "fitalloc.h"
 
@@ -117,11 +118,9 @@ int main(int argc, char **argv)
         return 77;
     }
     if (!getenv("FITALLOC_SECURE")) {
-        setenv("FITALLOC_SECURE", "1", 1);
-        setenv("FITALLOC_PARKED_HEAPS", "0", 1);
-        execv("/proc/self/exe", argv);
-        perror("execv");
-        return 1;
+        const char *env[] = {"FITALLOC_SECURE=1", "FITALLOC_PARKED_HEAPS=0", NULL};
+        fa_test_rerun("secure mode", env, argv);
+        return 0;
     }
     (void)argc;
     CHECK_EQ(fa_option_get("secure"), 1);

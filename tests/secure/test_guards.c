@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "child.h"
 #include "fitalloc.h"
 
@@ -137,10 +138,9 @@ int main(int argc, char **argv)
         return 77;
     }
     if (!getenv("FITALLOC_SECURE")) {
-        setenv("FITALLOC_SECURE", "1", 1);
-        execv("/proc/self/exe", argv);
-        perror("execv");
-        return 1;
+        const char *env[] = {"FITALLOC_SECURE=1", NULL};
+        fa_test_rerun("secure mode", env, argv);
+        return 0;
     }
     (void)argc;
     CHECK_EQ(fa_option_get("secure"), 1);
