@@ -12,6 +12,8 @@ import platform
 import subprocess
 from dataclasses import dataclass, field
 
+from .paths import DEFAULT_BUILD_DIR
+
 # Where Debian (and most distributions) keep the peers' shared objects.
 LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
 
@@ -42,7 +44,15 @@ BASELINE_SECURE = "fitalloc-secure-baseline"
 # and gives back memory a fragmented heap holds: the Redis study runs it beside fitalloc
 # (redis_study.py); in the timed runs it would add a seventh of their time for workloads that
 # are not its question.
-OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh"]
+OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "mesh"]
+# Mesh (PLDI 2019), the allocator meshing comes from: not a Debian package, so built on request
+# by bench/support/build_mesh.sh (it clones Mesh) into the bench's build directory; the Redis
+# study runs it when it is there.
+MESH_BUILD = "bash bench/support/build_mesh.sh (clones Mesh: needs the network)"
+
+
+def mesh_lib(build_dir: str = DEFAULT_BUILD_DIR) -> str:
+    return os.path.join(build_dir, "libmesh.so")
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")
 
@@ -109,9 +119,12 @@ def find_peer(name: str) -> str | None:
     return None
 
 
-def missing_message(name: str, fitalloc: str) -> str:
+def missing_message(name: str, fitalloc: str, build_dir: str = DEFAULT_BUILD_DIR) -> str:
     if name in FITALLOC_VARIANTS:
         return f"{name}: MISSING: {fitalloc} does not exist (build it with: {FITALLOC_BUILD})"
+    if name == "mesh":
+        return (f"mesh: MISSING: {mesh_lib(build_dir)} does not exist (build it with: "
+                f"{MESH_BUILD})")
     files, pkg = PEERS[name]
     return (f"{name}: MISSING: none of {', '.join(files)} in {', '.join(LIB_DIRS)}; "
             f"install with: apt-get install {pkg}")
@@ -122,7 +135,8 @@ def lab_allocator(name: str, fitalloc_path: str) -> Allocator:
     return Allocator(name, fitalloc_path, {"FITALLOC_MODE": "lab", **env}, lab=True)
 
 
-def discover_peers(wanted: list[str], fitalloc: str) -> tuple[list[Allocator], list[str]]:
+def discover_peers(wanted: list[str], fitalloc: str,
+                   build_dir: str = DEFAULT_BUILD_DIR) -> tuple[list[Allocator], list[str]]:
     """The wanted peers that exist (in `wanted` order) and a message for each missing one."""
     found, missing = [], []
     for name in wanted:
@@ -133,6 +147,11 @@ def discover_peers(wanted: list[str], fitalloc: str) -> tuple[list[Allocator], l
                 found.append(Allocator(name, os.path.abspath(fitalloc), FITALLOC_VARIANTS[name]))
             else:
                 missing.append(missing_message(name, fitalloc))
+        elif name == "mesh":
+            if os.path.isfile(mesh_lib(build_dir)):
+                found.append(Allocator(name, mesh_lib(build_dir)))
+            else:
+                missing.append(missing_message(name, fitalloc, build_dir))
         else:
             path = find_peer(name)
             if path:

@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     timeout = args.timeout or TIMEOUTS[args.size]
     notes: list[str] = []
 
-    peers, missing = al.discover_peers(peer_names, args.fitalloc)
+    peers, missing = al.discover_peers(peer_names, args.fitalloc, build_dir)
     for m in missing:
         log(m + ("" if args.alloc else "; going on without it"))
         notes.append(m)
@@ -403,8 +403,9 @@ def main(argv: list[str] | None = None) -> int:
         redis_doc = None
         if redis_tools is not None:  # after the timed runs, as the replay study
             scale, reps = redis_settings(args)
-            redis_doc = redis_study.run(out_dir, redis_tools, redis_study.study_allocators(usable),
-                                        scale, reps, not args.no_plots, log)
+            redis_allocs = redis_study.study_allocators(usable, build_dir)
+            redis_doc = redis_study.run(out_dir, redis_tools, redis_allocs, scale, reps,
+                                        not args.no_plots, log)
             redis_failed = redis_study.failures(redis_doc)
             print("\n".join(redis_study.terminal_lines(redis_doc)))
         study_tables = studies.tables(cells, names_of)

@@ -81,15 +81,18 @@ def locate() -> tuple[Tools | None, str | None]:
     return Tools(server, cli, libc), None
 
 
-def study_allocators(usable: list[al.Allocator]) -> list[al.Allocator]:
+def study_allocators(usable: list[al.Allocator], build_dir: str) -> list[al.Allocator]:
     """The bench's allocators of this run, with fitalloc-mesh beside fitalloc when the run
-    has fitalloc and not fitalloc-mesh: meshing is the point of the study."""
+    has fitalloc and not fitalloc-mesh, and Mesh itself when bench/support/build_mesh.sh has
+    built it into the bench's build directory: meshing is the point of the study."""
     out = [a for a in usable if a.name not in LEFT_OUT and not a.lab]
     names = [a.name for a in out]
     fit = next((a for a in out if a.name == "fitalloc"), None)
     if fit and "fitalloc-mesh" not in names:
         mesh = al.Allocator("fitalloc-mesh", fit.preload, al.FITALLOC_VARIANTS["fitalloc-mesh"])
         out.insert(names.index("fitalloc") + 1, mesh)
+    if fit and "mesh" not in names and os.path.isfile(al.mesh_lib(build_dir)):
+        out.append(al.Allocator("mesh", al.mesh_lib(build_dir)))
     return out
 
 
@@ -488,7 +491,10 @@ def section(doc: dict | None, skipped: str | None = None) -> list[str]:
     out += ["", "Mesh's published figure (last row): on this experiment Mesh used 39 % less "
             "memory than jemalloc, as much as Redis's own active defragmentation saved, for "
             "2 % more time; about 1.13x used_memory in these terms. Their machine, Redis "
-            "and jemalloc were others; the ratios, not the MiB, compare.", ""]
+            "and jemalloc were others; the ratios, not the MiB, compare."
+            + (" The `mesh` row is Mesh itself, built from its sources here "
+               "(`bash bench/support/build_mesh.sh`), on this machine's Redis."
+               if any(row["name"] == "mesh" for row in doc["rows"]) else ""), ""]
     if doc.get("plot"):
         out += [f"![Redis: RSS and PSS over time](redis/{doc['plot']})", "",
                 "RSS and PSS of the server every "

@@ -6,7 +6,8 @@
 # key either kept or evicted, used_memory near maxmemory), that RSS and PSS were sampled through
 # the loads and the pause, that report.md's table has each allocator with the ratios of
 # redis.json in a sane range, and that the plot is a PNG. Then: without redis-server on PATH the
-# study is a note and the bench exits 0; a bad --redis-scale is a usage error.
+# study is a note and the bench exits 0; Mesh's row appears when its library has been built; a
+# bad --redis-scale is a usage error.
 test_name=test_redis_study
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
@@ -108,6 +109,29 @@ PATH=$work/empty-path "$py" "$src/bench/compare.py" --fitalloc "$lib" --build-di
 grep -q "^- Redis study skipped: redis-server not found (Debian: apt-get install redis-server" \
     "$work/missing/report.md" || fail "report.md has no note for the missing redis-server"
 [[ ! -e "$work/missing/redis" ]] || fail "a redis/ folder without redis-server"
+
+# ---- Mesh joins the study when bench/support/build_mesh.sh has built it into the bench's
+# build directory, and is named as missing otherwise (a stand-in file: only the discovery runs)
+echo "== the mesh row"
+mkdir -p "$work/meshdir"
+rc=0
+"$py" - "$src/bench" "$lib" "$work/meshdir" <<'PY' || rc=$?
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from harness import allocators as al, redis_study as rs
+lib, d = sys.argv[2], sys.argv[3]
+fit = al.Allocator("fitalloc", lib)
+def names():
+    return [a.name for a in rs.study_allocators([fit], d)]
+assert names() == ["fitalloc", "fitalloc-mesh"], names()
+found, missing = al.discover_peers(["mesh"], lib, d)
+assert not found and "build_mesh.sh" in missing[0], missing
+open(os.path.join(d, "libmesh.so"), "w").close()
+assert names() == ["fitalloc", "fitalloc-mesh", "mesh"], names()
+found, missing = al.discover_peers(["mesh"], lib, d)
+assert [a.preload for a in found] == [os.path.join(d, "libmesh.so")] and not missing, found
+PY
+((rc == 0)) || fail "the mesh row's discovery (above)"
 
 # ---- a bad scale is a usage error
 rc=0
