@@ -16,8 +16,8 @@ if ! readelf -d "$lib" | grep -q '(RELR)'; then
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     echo 'int fa_probe;' >"$tmp/probe.c"
-    if "${CC:-cc}" -shared -fPIC -Wl,--fatal-warnings,-z,pack-relative-relocs -o "$tmp/probe.so" "$tmp/probe.c" \
-        2>/dev/null; then
+    flags=(-shared -fPIC -Wl,--fatal-warnings,-z,pack-relative-relocs)
+    if "${CC:-cc}" "${flags[@]}" -o "$tmp/probe.so" "$tmp/probe.c" 2>/dev/null; then
         echo "FAIL: $lib has no DT_RELR, though the linker packs relative relocations" >&2
         exit 1
     fi
