@@ -33,6 +33,22 @@ static fa_heap_t *all_heaps;
 static fa_heap_t *parked;
 static size_t parked_count;
 
+/* The part of the last chunk of heap structures not handed out yet. A structure is written
+ * only when a thread takes it: linking every structure of a fresh chunk onto the pool at once
+ * touched a page of memory for each of the three a single-threaded program never uses. */
+static char *carve_next, *carve_end;
+
+static fa_heap_t *carve_heap_locked(void)
+{
+    if ((size_t)(carve_end - carve_next) < sizeof(fa_heap_t))
+        return NULL;
+    fa_heap_t *heap = (fa_heap_t *)carve_next;
+    carve_next += sizeof(fa_heap_t);
+    heap->all_next = all_heaps;
+    all_heaps = heap;
+    return heap;
+}
+
 static void queue_push_back(fa_page_queue_t *q, fa_page_t *page)
 {
     page->next = NULL;
@@ -521,6 +537,8 @@ fa_heap_t *_fa_heap_init_thread(void)
     heap = pool;
     if (heap)
         pool = heap->pool_next;
+    else
+        heap = carve_heap_locked();
     fa_mutex_unlock(&_fa_global_lock);
     if (!heap) {
         /* Heap structures are never unmapped: a remote thread may still read one. */
@@ -528,19 +546,18 @@ fa_heap_t *_fa_heap_init_thread(void)
         char *mem = _fa_os_map_aligned(chunk, FA_OS_PAGE);
         if (!mem)
             return NULL;
-        size_t count = chunk / sizeof(fa_heap_t);
         fa_mutex_lock(&_fa_global_lock);
-        for (size_t i = 0; i < count; i++) {
-            fa_heap_t *each = (fa_heap_t *)(mem + i * sizeof(fa_heap_t));
-            each->all_next = all_heaps;
-            all_heaps = each;
-            if (i > 0) {
-                each->pool_next = pool;
-                pool = each;
-            }
+        /* Another thread may have mapped a chunk meanwhile: its structures are used first. */
+        heap = carve_heap_locked();
+        bool raced = heap != NULL;
+        if (!raced) {
+            carve_next = mem;
+            carve_end = mem + chunk;
+            heap = carve_heap_locked();
         }
         fa_mutex_unlock(&_fa_global_lock);
-        heap = (fa_heap_t *)mem;
+        if (raced)
+            _fa_os_unmap(mem, chunk); /* never seen by another thread */
     }
     /* notified_pages is kept: stale notices in it still have to clear their pages' flags. */
     memset(heap->queues, 0, sizeof heap->queues);
