@@ -112,7 +112,7 @@ struct fa_heap_s;
  *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned or
  *     detached; a parked heap keeps its pages)
  *   capacity <= reserved;  len(local) + count <= capacity, and len(free) <= count, where
- *     count = fa_page_count(page) = used + sparse_at - pinned counts live blocks, blocks
+ *     count = fa_page_count(page) = used + sparse_at + full_offset - pinned counts live blocks, blocks
  *     freed remotely, in xfree, not collected yet, and the blocks on free
  *   count == 0  =>  pinned == 1  (a queued page with no live block and nothing on free is its
  *                                 queue's head; any other is released when its last block is
@@ -120,8 +120,10 @@ struct fa_heap_s;
  *   sparse_at != 0  =>  the page is in its class's queue, not at its head, and count > sparse_at
  *   mesh != NULL  =>  detached (mesh.h): owner == FA_OWNER_SLOW, thread == 0, free == local ==
  *                     FA_LIST_END, on no queue; the mesher's alone
- *   on the full list  =>  free == local == FA_LIST_END && pinned == 0 &&
- *                         (owner & FA_OWNER_FULL)
+ *   on the full list  =>  free == FA_LIST_END && pinned == 0 && sparse_at == 0 &&
+ *                         (owner & FA_OWNER_FULL), and local == FA_LIST_END unless its thread
+ *                         word is set (the owner's frees then gather there, up to the trigger)
+ *   full_offset != 0  =>  on the full list
  *   only a heap's own pages hold blocks on free: an abandoned page's go to local
  *   every block b of free, local or xfree: fa_page_has_block(page, b) and
  *     b->mark == fa_page_mark(page)
@@ -180,7 +182,13 @@ typedef struct fa_page_s {
     /* Which of its heap's sparse candidates (fa_sparse_candidate_t) it is, while it is one;
      * never 0 then, and 0 from setup. */
     uint32_t sparse_seen;
-    uint8_t pad2[4];
+    /* A page on its owner's full list carries -full_offset in `used` (heap.c: move_to_full),
+     * so that the owner's frees that leave it with a few blocks to hand out take `used` to 0
+     * and the free fast path's one test hands it back to the slow path, which returns it to
+     * its queue; one block at a time, a fragmented heap's pages came back to be taken at the
+     * next malloc and go full again (docs/design.md, "Full pages"). 0: no offset. */
+    uint16_t full_offset;
+    uint8_t pad2[2];
     /* line 2: written by other threads */
     /* Blocks freed by other threads: a lock-free stack, its head's address in the low bits and
      * the number of blocks on it from FA_XFREE_COUNT_SHIFT up (free_list.h), so that the
@@ -201,7 +209,7 @@ _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 <<
  * without the pin and the sparse trigger. */
 static inline uint16_t fa_page_count(const fa_page_t *page)
 {
-    return (uint16_t)(page->used + page->sparse_at - page->pinned);
+    return (uint16_t)(page->used + page->sparse_at + page->full_offset - page->pinned);
 }
 
 /* The blocks freed into a page since it was set up (local frees and collected remote ones):
