@@ -8,8 +8,9 @@
  * The head is "pinned": its `used` carries +1, so freeing its last block never reaches 0 on
  * the fast path and a malloc/free loop on one block never gives its page away (until it has
  * stayed empty and unused for FITALLOC_PURGE_DELAY: _fa_heap_release_idle_heads). Pages without
- * a free block sit on the full list with FA_OWNER_FULL set in their owner word; a remote free
- * into such a page pushes it onto `notified_pages`, and the owner moves it back.
+ * a free block sit on the full list with FA_OWNER_FULL set in their owner word; the owner's
+ * frees move such a page back once a 16th of its blocks are free (move_to_full), a remote free
+ * pushes it onto `notified_pages`, and the owner moves it back.
  */
 #include <string.h>
 
