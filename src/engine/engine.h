@@ -167,6 +167,9 @@ void _fa_large_watched_freed(fa_segment_t *seg);
 
 /* alloc.c */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
+/* malloc_usable_size past the inline usual case (fastpath.h): large, secure, foreign pointers,
+ * the other mode. */
+size_t _fa_usable_size_generic(const void *p);
 
 /* alloc_aligned.c */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
