@@ -266,7 +266,8 @@ typedef struct fa_segment_s {
 #define FA_SEG_INDEX_SIZE (FA_SEG_PIECES * sizeof(fa_page_t *))
 /* The end of the farthest index: the part of a segment header that stays open. */
 #define FA_SEG_INDEX_END_MAX                                                                       \
-    (sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) + FA_SEG_INDEX_COLOURS * FA_SEG_INDEX_SIZE)
+    (sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) +                                     \
+     FA_SEG_INDEX_COLOURS * FA_SEG_INDEX_SIZE)
 
 static inline size_t fa_segment_index_offset(const fa_segment_t *seg)
 {
