@@ -216,25 +216,16 @@ FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
     return fa_realloc(p, total); /* which records the call */
 }
 
-FA_API size_t fa_malloc_usable_size(const void *p)
+size_t _fa_usable_size_generic(const void *p)
 {
-    /* The usual case first, found as free finds a block (fastpath.h): a block of a page in
-     * use, not secure (its usable size is the request's). Programs that count their memory
-     * ask on every malloc and free (Redis: 3 % of a server's profile went to the segment
-     * lookup below). A large block's page index names its one descriptor, whose limit is 0. */
-    uintptr_t a = (uintptr_t)p;
-    if (fa_likely(a >> FA_ADDRESS_BITS == 0)) {
-        fa_map_entry_t entry = fa_atomic_load_relaxed(&_fa_segmap[a >> FA_SEG_SHIFT]);
-        if (fa_likely(fa_map_is_segment(entry))) {
-            const fa_page_t *page = fa_map_page(entry, a);
-            if (fa_likely(!page->secure && fa_atomic_load_acquire(&page->state) == FA_PAGE_USED &&
-                          fa_page_has_block(page, a)))
-                return page->block_size;
-        }
-    }
     fa_segment_t *seg;
     fa_page_t *page;
     if (p && _fa_mode && _fa_mode->owns(p))
         return _fa_mode->usable_size(p);
     return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
+}
+
+FA_API size_t fa_malloc_usable_size(const void *p)
+{
+    return fa_usable_size_inline(p);
 }

@@ -25,10 +25,12 @@ static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
 {
     uintptr_t owner = fa_owner_word(heap, page) | (full ? FA_OWNER_FULL : 0);
     REQUIRE(fa_atomic_load_relaxed(&page->owner) == owner, page, "owner word");
-    uintptr_t thread = full || fa_page_frees_slowly(page) ? 0 : heap->thread;
+    uintptr_t thread = fa_page_frees_slowly(page) ? 0 : heap->thread;
     uintptr_t word = fa_atomic_load_relaxed(&page->thread);
-    /* A big page takes its thread word back at its owner's first free after guard.c is done. */
-    REQUIRE(word == thread || (word == 0 && page->bin >= FA_MEDIUM_BINS), page, "thread word");
+    /* A big page takes its thread word back at its owner's first free after guard.c is done;
+     * a full page may have none (it then comes back at its next free). */
+    REQUIRE(word == thread || (word == 0 && (full || page->bin >= FA_MEDIUM_BINS)), page,
+            "thread word");
     REQUIRE(fa_atomic_load_relaxed(&page->state) == FA_PAGE_USED, page, "page state");
     REQUIRE(page->capacity <= page->reserved, page, "capacity beyond the page");
     size_t on_free = list_length(page, page->free), on_local = list_length(page, page->local);
@@ -40,8 +42,12 @@ static void check_page(const fa_heap_t *heap, const fa_page_t *page, bool full)
     REQUIRE(count > 0 || page->pinned, page, "empty page still queued");
     REQUIRE(!page->sparse_at || (!page->pinned && count > page->sparse_at), page,
             "sparse trigger on a head or past its point");
-    REQUIRE(!full || (page->free == FA_LIST_END && page->local == FA_LIST_END && !page->pinned),
-            page, "full page with free blocks");
+    REQUIRE(!full || (page->free == FA_LIST_END && !page->pinned && !page->sparse_at), page,
+            "full page with blocks to hand out");
+    /* The owner's frees gather on a full page's `local` until the point move_to_full set. */
+    REQUIRE(!full || page->local == FA_LIST_END || page->full_offset != 0, page,
+            "full page with freed blocks past its return point");
+    REQUIRE(full || !page->full_offset, page, "full_offset off the full list");
 }
 
 static void check_queue(const fa_heap_t *heap, const fa_page_queue_t *q, bool full)

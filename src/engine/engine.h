@@ -53,8 +53,10 @@ static inline bool fa_page_frees_slowly(const fa_page_t *page)
 
 /* A page's thread word, which the free fast path compares with its own thread pointer (one
  * instruction, where reading the heap pointer, a TLS variable, takes two): the pointer of the
- * thread using the heap that owns the page while the page is on one of that heap's queues and
- * not slow; else 0. So a match means what the owner word would: our page, not full, not slow.
+ * thread using the heap that owns the page while the page is on one of that heap's queues, or
+ * on its full list counting down to its return (heap.c: move_to_full), and not slow; else 0.
+ * So a match means: our page, not slow, and a free that only pushes onto `local` and counts
+ * `used` down (a full page's return comes when `used` reaches 0).
  * Only the heap's thread sets a word to its pointer, and it clears them all when it stops using
  * the heap (heap.c), before the C library can hand its pointer to a new thread. */
 static inline void fa_page_set_thread(fa_page_t *page, uintptr_t thread)
@@ -165,6 +167,9 @@ void _fa_large_watched_freed(fa_segment_t *seg);
 
 /* alloc.c */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
+/* malloc_usable_size past the inline usual case (fastpath.h): large, secure, foreign pointers,
+ * the other mode. */
+size_t _fa_usable_size_generic(const void *p);
 
 /* alloc_aligned.c */
 void *_fa_malloc_aligned(size_t alignment, size_t n);

@@ -76,15 +76,37 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
     _fa_free_slow(p, caller, size);
 }
 
+/* malloc_usable_size's usual case, found as free finds a block: a block of a page in use, not
+ * secure (its usable size is the request's). Inline in malloc_usable_size too, as malloc and
+ * free are: programs that count their memory ask at every malloc and free (Redis), and the
+ * call from malloc_usable_size to fa_malloc_usable_size went through the PLT. A large block's
+ * page index names its one descriptor, whose limit is 0: the generic path takes it. */
+static inline __attribute__((always_inline)) size_t fa_usable_size_inline(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (fa_likely(a >> FA_ADDRESS_BITS == 0)) {
+        fa_map_entry_t entry = fa_atomic_load_relaxed(&_fa_segmap[a >> FA_SEG_SHIFT]);
+        if (fa_likely(fa_map_is_segment(entry))) {
+            const fa_page_t *page = fa_map_page(entry, a);
+            if (fa_likely(!page->secure && fa_atomic_load_acquire(&page->state) == FA_PAGE_USED &&
+                          fa_page_has_block(page, a)))
+                return page->block_size;
+        }
+    }
+    return _fa_usable_size_generic(p);
+}
+
 /* The allocator as the interposition layer calls it: straight into the fast paths, or, in a
  * build for debugging tools, through the entry points tools.c tracks. */
 #ifdef FA_TOOLS
 #include "fitalloc.h"
 #define fa_entry_malloc(n) fa_malloc(n)
 #define fa_entry_free(p, caller, size) ((size) ? fa_free_sized((p), (size)) : fa_free(p))
+#define fa_entry_usable_size(p) fa_malloc_usable_size(p)
 #else
 #define fa_entry_malloc(n) fa_malloc_inline(n)
 #define fa_entry_free(p, caller, size) fa_free_inline((p), (caller), (size))
+#define fa_entry_usable_size(p) fa_usable_size_inline(p)
 #endif
 
 #endif

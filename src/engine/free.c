@@ -61,7 +61,10 @@ static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
     block->link = fa_link_encode(page->local);
     page->local = block;
     if (fa_atomic_load_relaxed(&page->owner) & FA_OWNER_FULL) {
-        page->used--; /* it has a free block again: back to its queue */
+        /* Back to its queue at the point move_to_full set, or at once when the page has no
+         * thread word, as the fast path then sends every free of it here. */
+        if (--page->used != 0 && fa_atomic_load_relaxed(&page->thread) != 0)
+            return;
         _fa_heap_local_free_full(heap, page);
         FA_CHECK_HEAP(heap);
         _fa_purge_safe_point(heap);

@@ -8,8 +8,9 @@
  * The head is "pinned": its `used` carries +1, so freeing its last block never reaches 0 on
  * the fast path and a malloc/free loop on one block never gives its page away (until it has
  * stayed empty and unused for FITALLOC_PURGE_DELAY: _fa_heap_release_idle_heads). Pages without
- * a free block sit on the full list with FA_OWNER_FULL set in their owner word; a remote free
- * into such a page pushes it onto `notified_pages`, and the owner moves it back.
+ * a free block sit on the full list with FA_OWNER_FULL set in their owner word; the owner's
+ * frees move such a page back once a 16th of its blocks (up to 16) are free (move_to_full),
+ * a remote free pushes it onto `notified_pages`, and the owner moves it back.
  */
 #include <string.h>
 
@@ -100,11 +101,13 @@ static void queue_append(fa_heap_t *heap, fa_page_t *page)
         arm_sparse(page);
 }
 
-/* Unlink page; a pinned head loses its +1, a trigger its offset (the caller checks `used` for
- * 0). */
+/* Unlink page; a pinned head loses its +1, a trigger its offset, a full page its full_offset
+ * (the caller checks `used` for 0). */
 static void queue_remove(fa_page_queue_t *q, fa_page_t *page)
 {
     disarm_sparse(page);
+    page->used = (uint16_t)(page->used + page->full_offset);
+    page->full_offset = 0;
     if (page->prev)
         page->prev->next = page->next;
     else
@@ -162,6 +165,21 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
     }
 }
 
+/* The blocks the owner's frees give a full page before it goes back to its queue: a 16th of
+ * the page, at least one and at most FA_FULL_RETURN_MAX. Coming back with one, in a heap whose
+ * frees are spread over many pages (Redis evicting keys at random), a page served one malloc
+ * and went full again: a slow malloc, a slow free and two moves per block. The blocks a full
+ * page gathers short of the point wait there, unused: at most a 16th of its memory, and no
+ * more than 15 blocks (a 16th of a page of 16-byte blocks, 256 of them, cost larson 6 % of
+ * its peak RSS). */
+#define FA_FULL_RETURN_SHIFT 4
+#define FA_FULL_RETURN_MAX 16
+static inline uint16_t fa_full_return_blocks(const fa_page_t *page)
+{
+    uint16_t blocks = (uint16_t)(page->reserved >> FA_FULL_RETURN_SHIFT);
+    return blocks > FA_FULL_RETURN_MAX ? FA_FULL_RETURN_MAX : blocks ? blocks : 1;
+}
+
 /* Owner side of the full-page protocol. Publishing FA_OWNER_FULL and then reading xfree, both
  * sequentially consistent, pairs with the remote side's push-then-read: at least one of the two
  * sees the other, so a remote free can never be stranded on a full page nobody looks at. */
@@ -170,7 +188,17 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
     FA_ASSERT(page->free == FA_LIST_END && page->local == FA_LIST_END);
     queue_remove(&heap->queues[page->bin], page);
     queue_push_back(&heap->full, page);
-    fa_page_set_thread(page, 0);
+    /* The owner's frees stay on the fast path, onto `local`, until the page has
+     * fa_full_return_blocks of them to hand out: its `used` counts down to that point.
+     * A page that frees slowly keeps thread word 0 and comes back at its first free. */
+    uint16_t back = fa_full_return_blocks(page);
+    if (!fa_page_frees_slowly(page) && page->used > back) {
+        page->full_offset = (uint16_t)(page->used - back);
+        page->used = back;
+        fa_page_set_thread(page, heap->thread);
+    } else {
+        fa_page_set_thread(page, 0);
+    }
     fa_atomic_store_seq_cst(&page->owner, fa_owner_word(heap, page) | FA_OWNER_FULL);
     if (fa_atomic_load_seq_cst(&page->xfree)) {
         fa_atomic_store_relaxed(&page->owner, fa_owner_word(heap, page));
@@ -365,8 +393,12 @@ static void candidate_push(fa_heap_t *heap, fa_page_t *page)
 void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page)
 {
     FA_ASSERT(page->used == 0 && heap->queues[page->bin].head != page);
-    /* Not the head (a pinned head never reaches 0) and not full (full pages take the slow
-     * path): it is a page in the middle of its queue, empty, or at its sparse trigger. */
+    /* Not the head (a pinned head never reaches 0): a full page with blocks to hand out
+     * again, or a page in the middle of its queue, empty, or at its sparse trigger. */
+    if (fa_atomic_load_relaxed(&page->owner) & FA_OWNER_FULL) {
+        move_from_full(heap, page);
+        return;
+    }
     if (page->sparse_at) {
         disarm_sparse(page);
         _fa_heap_settle_sparse(heap, false);
@@ -499,13 +531,18 @@ static fa_heap_t *unpark_locked(fa_heap_t **link)
     return heap;
 }
 
-/* Set the thread word of every page on the heap's queues (a parked heap has some). */
+/* Set the thread word of every page on the heap's queues (a parked heap has some); clearing
+ * them, those of its full pages too. A full page left without one comes back to its queue at
+ * its next free (free.c: free_local). */
 static void set_threads(fa_heap_t *heap, uintptr_t thread)
 {
     heap->thread = thread;
     for (size_t bin = 0; bin < FA_BINS; bin++)
         for (fa_page_t *page = heap->queues[bin].head; page; page = page->next)
             fa_page_set_thread(page, thread);
+    if (!thread)
+        for (fa_page_t *page = heap->full.head; page; page = page->next)
+            fa_page_set_thread(page, 0);
 }
 
 static fa_heap_t *start_using(fa_heap_t *heap)

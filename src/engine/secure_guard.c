@@ -126,7 +126,7 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
     if (!_fa_secure_guards)
         return;
     size_t first = _fa_segment_first_offset(seg->kind);
-    FA_ASSERT(fa_align_up(sizeof(fa_segment_t) + seg->page_count * sizeof(fa_page_t), FA_OS_PAGE) <=
+    FA_ASSERT(fa_align_up(fa_segment_index_offset(seg) + FA_SEG_INDEX_SIZE, FA_OS_PAGE) <=
               first - FA_OS_PAGE);
     char *base = (char *)seg;
     /* A cold segment may come back as another kind: its former guards go first. */

@@ -37,7 +37,7 @@ size_t _fa_segment_first_offset(int kind)
 /* Bytes of metadata at the start of a segment that are really touched. */
 static size_t header_bytes(const fa_segment_t *seg)
 {
-    return fa_align_up(sizeof(fa_segment_t) + seg->page_count * sizeof(fa_page_t), FA_OS_PAGE);
+    return fa_align_up(fa_segment_index_offset(seg) + FA_SEG_INDEX_SIZE, FA_OS_PAGE);
 }
 
 static size_t page_bytes(const fa_segment_t *seg, const fa_page_t *page)
@@ -54,9 +54,7 @@ static size_t page_bytes(const fa_segment_t *seg, const fa_page_t *page)
  * (a block at a time in big segments: a 256 KiB block is followed by the next one's closed
  * memory until that one is provisioned) and down only when the segment goes cold. The header
  * of the largest kind stays open: a cold segment may come back as another kind. */
-#define FA_SEG_HEADER_MAX                                                                          \
-    ((sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) + FA_OS_PAGE - 1) &                  \
-     ~(size_t)(FA_OS_PAGE - 1))
+#define FA_SEG_HEADER_MAX ((FA_SEG_INDEX_END_MAX + FA_OS_PAGE - 1) & ~(size_t)(FA_OS_PAGE - 1))
 _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open before page 0");
 
 /* Not in secure mode, whose guard pages (secure_guard.c) stand after every page of blocks and
@@ -112,10 +110,11 @@ void _fa_segmap_add(fa_segment_t *seg, size_t chunks)
      * the page size it was written for; a mapping taken again where it was, with the same
      * page size (a cached large block, reused by a malloc/free loop), keeps its index. */
     unsigned shift = seg->page_shift - FA_SMALL_PAGE_SHIFT;
-    if (seg->page_of[0] != &seg->pages[0] ||
-        seg->page_of[FA_SEG_PIECES - 1] != &seg->pages[(FA_SEG_PIECES - 1) >> shift]) {
+    fa_page_t **index = fa_segment_index(seg);
+    if (index[0] != &seg->pages[0] ||
+        index[FA_SEG_PIECES - 1] != &seg->pages[(FA_SEG_PIECES - 1) >> shift]) {
         for (size_t i = 0; i < FA_SEG_PIECES; i++)
-            seg->page_of[i] = &seg->pages[i >> shift];
+            index[i] = &seg->pages[i >> shift];
     }
     segmap_store((uintptr_t)seg, chunks, fa_map_entry_of(seg), FA_MAP_INTERIOR);
 }
@@ -202,6 +201,8 @@ static fa_segment_t *segment_new(int kind)
     if (fa_option(huge_pages))
         _fa_os_huge(seg, FA_SEG_SIZE);
     segment_close(seg);
+    static unsigned mapped_count;
+    seg->index_colour = (uint8_t)(fa_atomic_add_relaxed(&mapped_count, 1) % FA_SEG_INDEX_COLOURS);
     /* Fresh anonymous memory is zero: every page starts CLEAN. */
     fa_count(reserved, FA_SEG_SIZE);
     fa_count(segments, 1);

@@ -112,7 +112,7 @@ struct fa_heap_s;
  *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned or
  *     detached; a parked heap keeps its pages)
  *   capacity <= reserved;  len(local) + count <= capacity, and len(free) <= count, where
- *     count = fa_page_count(page) = used + sparse_at - pinned counts live blocks, blocks
+ *     count = fa_page_count(page) = used + sparse_at + full_offset - pinned counts live blocks, blocks
  *     freed remotely, in xfree, not collected yet, and the blocks on free
  *   count == 0  =>  pinned == 1  (a queued page with no live block and nothing on free is its
  *                                 queue's head; any other is released when its last block is
@@ -120,8 +120,10 @@ struct fa_heap_s;
  *   sparse_at != 0  =>  the page is in its class's queue, not at its head, and count > sparse_at
  *   mesh != NULL  =>  detached (mesh.h): owner == FA_OWNER_SLOW, thread == 0, free == local ==
  *                     FA_LIST_END, on no queue; the mesher's alone
- *   on the full list  =>  free == local == FA_LIST_END && pinned == 0 &&
- *                         (owner & FA_OWNER_FULL)
+ *   on the full list  =>  free == FA_LIST_END && pinned == 0 && sparse_at == 0 &&
+ *                         (owner & FA_OWNER_FULL), and local == FA_LIST_END unless its thread
+ *                         word is set (the owner's frees then gather there, up to the trigger)
+ *   full_offset != 0  =>  on the full list
  *   only a heap's own pages hold blocks on free: an abandoned page's go to local
  *   every block b of free, local or xfree: fa_page_has_block(page, b) and
  *     b->mark == fa_page_mark(page)
@@ -180,7 +182,13 @@ typedef struct fa_page_s {
     /* Which of its heap's sparse candidates (fa_sparse_candidate_t) it is, while it is one;
      * never 0 then, and 0 from setup. */
     uint32_t sparse_seen;
-    uint8_t pad2[4];
+    /* A page on its owner's full list carries -full_offset in `used` (heap.c: move_to_full),
+     * so that the owner's frees that leave it with a few blocks to hand out take `used` to 0
+     * and the free fast path's one test hands it back to the slow path, which returns it to
+     * its queue; one block at a time, a fragmented heap's pages came back to be taken at the
+     * next malloc and go full again (docs/design.md, "Full pages"). 0: no offset. */
+    uint16_t full_offset;
+    uint8_t pad2[2];
     /* line 2: written by other threads */
     /* Blocks freed by other threads: a lock-free stack, its head's address in the low bits and
      * the number of blocks on it from FA_XFREE_COUNT_SHIFT up (free_list.h), so that the
@@ -201,7 +209,7 @@ _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 <<
  * without the pin and the sparse trigger. */
 static inline uint16_t fa_page_count(const fa_page_t *page)
 {
-    return (uint16_t)(page->used + page->sparse_at - page->pinned);
+    return (uint16_t)(page->used + page->sparse_at + page->full_offset - page->pinned);
 }
 
 /* The blocks freed into a page since it was set up (local frees and collected remote ones):
@@ -213,7 +221,7 @@ static inline uint64_t fa_page_frees(const fa_page_t *page)
 
 /* A segment: its header, its page descriptors, its pages. Invariants:
  *   (uintptr_t)seg % FA_SEG_SIZE == 0;  _fa_segmap[seg >> FA_SEG_SHIFT] == fa_map_entry_of(seg)
- *   page_of[i] == &pages[i >> (page_shift - FA_SMALL_PAGE_SHIFT)]
+ *   fa_segment_index(seg)[i] == &pages[i >> (page_shift - FA_SMALL_PAGE_SHIFT)]
  *   used_pages == the number of pages[i] with state == FA_PAGE_USED
  *   heap != NULL  <=>  it is on heap->segments[kind] (and every used page's owner is heap) */
 typedef struct fa_segment_s {
@@ -225,6 +233,7 @@ typedef struct fa_segment_s {
      * segment's pages (a guard page after each, and before the first: secure_guard.c). */
     uint8_t secure;
     uint8_t watched;           /* large: its resident pages are counted at its free */
+    uint8_t index_colour;      /* small, medium, big: where its page index lies (below) */
     struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
@@ -239,21 +248,49 @@ typedef struct fa_segment_s {
     /* small, medium, big: from this offset to the segment's end no page has handed out memory
      * yet, and it is inaccessible (segment.c: _fa_segment_open) */
     size_t opened;
-    /* The page descriptor of each 64 KiB piece, for the free fast path (fa_map_page). */
+    /* A large block's page index: the page descriptor of each 64 KiB piece, for the free fast
+     * path (fa_map_page). The other kinds keep theirs elsewhere (fa_segment_index). */
     fa_page_t *page_of[FA_SEG_PIECES];
     /* page_count entries (one for a large block), each starting a cache line */
     fa_page_t pages[] __attribute__((aligned(64)));
 } fa_segment_t;
+
+/* Small, medium and big segments keep their page index right after their page descriptors,
+ * at one of FA_SEG_INDEX_COLOURS places 512 bytes (its size) apart, taken in turn as segments
+ * are mapped (by order, not by address, so that a replay lays its heap out the same way every
+ * time). At one offset in every 4 MiB-aligned segment, the indexes of all segments fell into
+ * the same 8 sets of the L1 and L2 caches, which hold 8 lines a set: a program whose frees and
+ * malloc_usable_size calls spread over 30 segments (Redis evicting keys) missed there on most
+ * of them, for 15 KiB of indexes. Eight places tile the 64 sets of a 32 KiB L1. */
+#define FA_SEG_INDEX_COLOURS 8
+#define FA_SEG_INDEX_SIZE (FA_SEG_PIECES * sizeof(fa_page_t *))
+/* The end of the farthest index: the part of a segment header that stays open. */
+#define FA_SEG_INDEX_END_MAX                                                                       \
+    (sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) +                                     \
+     FA_SEG_INDEX_COLOURS * FA_SEG_INDEX_SIZE)
+
+static inline size_t fa_segment_index_offset(const fa_segment_t *seg)
+{
+    return sizeof(fa_segment_t) + (size_t)seg->page_count * sizeof(fa_page_t) +
+           (size_t)(seg->index_colour % FA_SEG_INDEX_COLOURS) * FA_SEG_INDEX_SIZE;
+}
+
+static inline fa_page_t **fa_segment_index(fa_segment_t *seg)
+{
+    if (seg->kind == FA_SEG_LARGE)
+        return seg->page_of;
+    return (fa_page_t **)((uintptr_t)seg + fa_segment_index_offset(seg));
+}
 
 /* A segment's map entry: the address of its page index, less the index's offset that the free
  * fast path adds, so that one load finds the page descriptor of a pointer p in the segment:
  * entry + (p >> 16) * 8 = page_of + ((p - seg) >> 16) * 8, as seg is 4 MiB-aligned. Three
  * instructions less than taking the segment, the offset and the page shift apart; and the sum
  * never wraps, since a segment's index lies above seg / 8192. */
-static inline fa_map_entry_t fa_map_entry_of(const fa_segment_t *seg)
+static inline fa_map_entry_t fa_map_entry_of(fa_segment_t *seg)
 {
-    return (uintptr_t)seg->page_of -
-           ((uintptr_t)seg >> FA_SMALL_PAGE_SHIFT) * sizeof(seg->page_of[0]);
+    return (uintptr_t)fa_segment_index(seg) -
+           ((uintptr_t)seg >> FA_SMALL_PAGE_SHIFT) * sizeof(fa_page_t *);
 }
 
 static inline fa_page_t *fa_map_page(fa_map_entry_t entry, uintptr_t p)
@@ -328,8 +365,9 @@ _Static_assert(sizeof(fa_page_t) == 256, "page descriptors are 256 bytes (index 
 _Static_assert(offsetof(fa_segment_t, pages) % 64 == 0, "descriptors start cache lines");
 _Static_assert(offsetof(fa_page_t, free) == 64, "owner fields start the second cache line");
 _Static_assert(offsetof(fa_page_t, xfree) == 128, "remote fields start the third cache line");
-_Static_assert(sizeof(fa_segment_t) + FA_MAX_PAGES * sizeof(fa_page_t) <= FA_SMALL_FIRST_PAGE,
-               "small segment header fits before page 0");
+_Static_assert(sizeof(fa_segment_t) % 64 == 0, "page indexes start cache lines");
+_Static_assert(FA_SEG_INDEX_END_MAX + 4096 <= FA_SMALL_FIRST_PAGE,
+               "small segment header and index fit before page 0 (and secure mode's guard page)");
 _Static_assert(FA_SMALL_FIRST_PAGE % FA_SMALL_MAX == 0, "page 0 aligned for every small class");
 _Static_assert(FA_MEDIUM_FIRST_PAGE % FA_MEDIUM_MAX == 0, "page 0 aligned for every medium class");
 /* Big blocks are only 16-byte aligned: aligned requests stop at the medium classes. */

@@ -58,7 +58,7 @@ FA_API void *pvalloc(size_t n)
 
 FA_API size_t malloc_usable_size(void *p)
 {
-    return fa_malloc_usable_size(p);
+    return fa_entry_usable_size(p);
 }
 
 FA_API void free_sized(void *p, size_t n)
