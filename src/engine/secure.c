@@ -439,10 +439,31 @@ static void release_oldest(struct fa_quarantine *q)
     _fa_free_block(held->page, held->block);
 }
 
+/* The quarantines holding blocks, and the bytes each may hold. Each thread holds up to
+ * FITALLOC_QUARANTINE bytes while few threads do; with more, the quarantines share
+ * FA_QUARANTINE_SHARED times that, down to a sixteenth of it each: a quarantine per thread
+ * made secure mode's peak RSS 3.4 times the default mode's with 32 threads of small blocks
+ * (cs33-t1: 13 MB, up to 8 MiB of them in 32 quarantines; 8.4 MB shared). A block stays
+ * there until the thread's next frees push it out, whatever the limit: the newest one never
+ * leaves at once. */
+#define FA_QUARANTINE_SHARED 2
+static size_t holding;
+
+static size_t quarantine_limit(void)
+{
+    size_t each = (size_t)fa_option(quarantine);
+    size_t n = fa_atomic_load_relaxed(&holding);
+    size_t share = n > FA_QUARANTINE_SHARED ? FA_QUARANTINE_SHARED * each / n : each;
+    return share > each / 16 ? share : each / 16;
+}
+
 void _fa_secure_flush(fa_heap_t *heap)
 {
-    while (heap->quarantine && heap->quarantine->count)
+    if (!heap->quarantine || !heap->quarantine->count)
+        return;
+    while (heap->quarantine->count)
         release_oldest(heap->quarantine);
+    fa_atomic_add_relaxed(&holding, (size_t)-1);
 }
 
 void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
@@ -474,8 +495,10 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
         _fa_free_block(page, block);
         return;
     }
+    if (!q->count)
+        fa_atomic_add_relaxed(&holding, 1);
     /* The newest block always stays, however big: it must not be the next one handed out. */
-    size_t limit = (size_t)fa_option(quarantine);
+    size_t limit = quarantine_limit();
     while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
         release_oldest(q);
     protect_held(page, block, true);
