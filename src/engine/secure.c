@@ -453,11 +453,13 @@ static void release_oldest(struct fa_quarantine *q)
 #define FA_QUARANTINE_SHARED 2
 static size_t holding;
 
-static size_t quarantine_limit(void)
+static inline size_t quarantine_limit(void)
 {
     size_t each = (size_t)fa_option(quarantine);
     size_t n = fa_atomic_load_relaxed(&holding);
-    size_t share = n > FA_QUARANTINE_SHARED ? FA_QUARANTINE_SHARED * each / n : each;
+    if (fa_likely(n <= FA_QUARANTINE_SHARED))
+        return each;
+    size_t share = FA_QUARANTINE_SHARED * each / n;
     return share > each / 16 ? share : each / 16;
 }
 
