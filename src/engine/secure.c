@@ -688,6 +688,26 @@ void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
     set_guards(seg, n, true);
 }
 
+/* A large block grown within its mapping (a buffer grown step by step: the mapping keeps an
+ * eighth of headroom when it grows): only its tail guard moves, and not at all while the
+ * block's end stays in the same page. Resizing the mapping to fit each time, as below, gave
+ * the headroom back at one step and grew the mapping again at the next: the bench's realloc
+ * made 25,000 munmap and 25,000 mremap calls, and 191,000 mprotect calls. */
+static void grow_within(fa_segment_t *seg, size_t n)
+{
+    uintptr_t old_tail, new_tail;
+    size_t len;
+    tail_guard(seg, seg->large_usable, &old_tail, &len);
+    tail_guard(seg, n, &new_tail, &len);
+    if (new_tail != old_tail && _fa_secure_guards) {
+        _fa_os_unprotect((void *)old_tail, len);
+        _fa_os_protect((void *)new_tail, len);
+    }
+    fa_count(large_in_use, n - seg->large_usable);
+    seg->large_usable = n;
+    memset((void *)(seg->large_block + n), canary_byte, large_canary(seg, n));
+}
+
 /* realloc of a large block: its tail guard joins the mapping again, the mapping is resized as
  * in the default mode, with room for a guard page after the new size, and the guards are set
  * again. mremap moves or grows one kernel mapping at a time: the front guard joins it too when
@@ -699,6 +719,14 @@ void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n)
     if (n > PTRDIFF_MAX - FA_OS_PAGE)
         return NULL;
     bool grows = seg->large_block + n + FA_OS_PAGE > (uintptr_t)seg + seg->mapped;
+    /* Within the headroom a growth leaves; a mapping much larger than the block (a retired
+     * one taken again, resident past the block) is fitted below instead, its tail given back. */
+    size_t need = seg->large_block - (uintptr_t)seg + n + FA_OS_PAGE;
+    if (!grows && n >= seg->large_usable && !seg->watched &&
+        seg->mapped - need <= need / 8 + FA_OS_PAGE) {
+        grow_within(seg, n);
+        return (void *)seg->large_block;
+    }
     front_guard(seg, &front, &front_len);
     tail_guard(seg, seg->large_usable, &tail, &tail_len);
     if (grows)
