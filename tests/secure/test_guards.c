@@ -13,7 +13,8 @@
  *   a large block (1 000 000 B, a mapping of its own): 1 byte before it ("heap underflow into
  *     the guard page at ..., before the 1000000-byte block at <p>"), 1 MiB past it ("heap
  *     overflow into the guard page at ..., after the ..."), a read or a write after free in
- *     its first 64 KiB (inaccessible while the mapping is retired);
+ *     its first 64 KiB (inaccessible while the mapping is retired), 1 MiB past it once realloc
+ *     has grown it step by step (the tail guard follows its end);
  *   a write into a freed small block where its zeros are checked when it is handed out again
  *     ("fitalloc: malloc(): write after free of the ...").
  * The parent checks what needs no misuse: malloc(0) gives distinct pointers with a usable size
@@ -208,6 +209,21 @@ int main(int argc, char **argv)
              (void *)victim);
     expect("read after free of a large block", read_after_free, expected);
     expect("write after free of a large block", write_after_free, expected);
+    /* Grown by realloc, 3000 bytes at a time (after the first step, within the headroom its
+     * mapping keeps): each step writes its new bytes, over the page the tail guard held
+     * before, and the guard follows the block's end. */
+    memset(victim, 0x5a, victim_size);
+    for (int step = 0; step < 8; step++) {
+        victim = fa_realloc(victim, victim_size + 3000);
+        CHECK(victim != NULL);
+        memset(victim + victim_size, 0x5a, 3000);
+        victim_size += 3000;
+    }
+    for (size_t i = 0; i < victim_size; i++)
+        CHECK_MSG(victim[i] == 0x5a, "byte %zu of the grown block lost", i);
+    snprintf(expected, sizeof expected, ", after the %zu-byte block at %p", victim_size,
+             (void *)victim);
+    expect("1 MiB past a large block grown by realloc", runaway_up, expected);
     fa_free(victim);
 
     /* Zero fill: checked when the block comes back. */
