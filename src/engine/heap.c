@@ -190,9 +190,12 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
     queue_push_back(&heap->full, page);
     /* The owner's frees stay on the fast path, onto `local`, until the page has
      * fa_full_return_blocks of them to hand out: its `used` counts down to that point.
-     * A page that frees slowly keeps thread word 0 and comes back at its first free. */
+     * A page that frees slowly keeps thread word 0 and comes back at its first free, and so
+     * does every page with meshing on: the pages a full page's held blocks keep from the
+     * sparse trigger's count cost the Redis study's server more mesher work and memory
+     * (docs/design.md, "Full pages come back with a 16th of their blocks free"). */
     uint16_t back = fa_full_return_blocks(page);
-    if (!fa_page_frees_slowly(page) && page->used > back) {
+    if (!_fa_mesh_on && !fa_page_frees_slowly(page) && page->used > back) {
         page->full_offset = (uint16_t)(page->used - back);
         page->used = back;
         fa_page_set_thread(page, heap->thread);
