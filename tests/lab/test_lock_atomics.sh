@@ -1,5 +1,6 @@
 # Atomic instructions per uncontended malloc + free, counted exactly by callgrind's bus events
-# (--collect-bus=yes, event Ge) as the difference between N and 2N iterations of a loop:
+# (--collect-bus=yes, event Ge) as the difference between N and 2N iterations of a loop, to the
+# nearest whole count a pair:
 #   lab, FITALLOC_LOCK=global and arenas: 4 (one compare-and-swap to lock and one exchange to
 #                                            unlock, in malloc and again in free)
 #   lab, FITALLOC_LOCK=thread:            0 (no lock on the owner's path)
@@ -52,8 +53,11 @@ expect() {
     a=$(bus_events $n "$@")
     b=$(bus_events $((2 * n)) "$@")
     [ -n "$a" ] && [ -n "$b" ] || fail "$what: no Ge count in callgrind's output"
-    per=$(((b - a) / n))
-    [ $((b - a)) -eq $((want * n)) ] ||
+    # Rounded to the nearest whole count a pair: a one-time event that falls in one run and
+    # not the other (the longer run reaching a time-based step on a busy machine: 12 events
+    # once, in a CI run) is not a cost per pair; an atomic instruction in every pair adds n.
+    per=$(((b - a + n / 2) / n))
+    [ "$per" -eq "$want" ] ||
         fail "$what: $((b - a)) atomic instructions over $n malloc+free pairs ($per per pair), expected $want per pair"
     echo "$what: $per atomic instructions per malloc+free pair"
 }
