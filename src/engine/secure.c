@@ -48,7 +48,7 @@
 #define FA_CANARY_SPAN 64
 #define FA_FILL_WHOLE 4608
 #define FA_FILL_SPAN 1024
-#define FA_QUARANTINE_SLOTS 2048
+#define FA_QUARANTINE_SLOTS 256
 
 bool _fa_secure;
 static uint8_t canary_byte;

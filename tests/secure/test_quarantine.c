@@ -2,8 +2,8 @@
  * reuse. The test runs itself again with FITALLOC_SECURE=1 and the quarantine at 0, 4K and 64K
  * bytes; each run frees 3000 blocks of 100 bytes and counts the frees the statistics see (a
  * block counts as freed when it leaves the quarantine): the quarantine holds the newest
- * limit / block-size blocks (the newest one always, whatever the limit), and the blocks it
- * holds are none of those the next mallocs hand out. Then, at 64K, a thread frees its blocks
+ * limit / block-size blocks, 256 at most (the newest one always, whatever the limit), and
+ * the blocks it holds are none of those the next mallocs hand out. Then, at 64K, a thread frees its blocks
  * while 9 others (the main thread and 8 more) hold a block each in their quarantines: the 10
  * quarantines share twice the limit (the thread's holds 2 * 64K / 10 bytes of blocks); once
  * the 8 have ended (their quarantines emptied) it holds 64K again. */
@@ -19,6 +19,7 @@
 
 #define COUNT 3000
 #define SIZE 100
+#define QUARANTINE_SLOTS 256 /* blocks a quarantine holds at most (docs/options.md) */
 
 static void *blocks[COUNT];
 static void *again[COUNT];
@@ -49,6 +50,8 @@ static uint64_t round_of_frees(long long limit, uint64_t share, uint64_t pre, ui
     uint64_t held = share / block_size;
     if (held < 1)
         held = 1;
+    if (held > QUARANTINE_SLOTS)
+        held = QUARANTINE_SLOTS;
     CHECK_MSG(freed >= COUNT + pre - held && freed <= COUNT + pre - held + slack,
               "quarantine %lld (%llu bytes held): %llu of %d frees seen, expected %llu "
               "(%llu-byte blocks)",
