@@ -3,17 +3,23 @@
  * freed before that point wait on the page, those freed up to it come back to malloc, no block
  * is lost or given twice, and the heap checker (which checks the count `used` carries with its
  * offset) passes at every step. Also: a thread that ends while one of its full pages holds
- * such blocks, and another thread frees the page's last blocks. */
+ * such blocks, and another thread frees the page's last blocks. With meshing on a full page
+ * comes back at its first free, as before the point: the test runs itself again with
+ * FITALLOC_MESH=1 and checks that (where meshing can run: not in a debugging-tool build). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "fitalloc.h"
+#include "rerun.h"
 
 typedef struct fa_heap_s fa_heap_t;
 void _fa_heap_check(const fa_heap_t *heap);
 extern __thread fa_heap_t *_fa_heap_tls;
+extern bool _fa_mesh_on;
 
 /* A size of its own class (257-288 bytes), which nothing else in the test allocates. */
 #define SIZE 288
@@ -53,7 +59,7 @@ static void comes_back_at_a_16th(void)
     }
     static int index[COUNT];
     int in_page = blocks_of_first_page(index);
-    int back = in_page / 16 > 16 ? 16 : in_page / 16 ? in_page / 16 : 1;
+    int back = _fa_mesh_on ? 1 : in_page / 16 > 16 ? 16 : in_page / 16 ? in_page / 16 : 1;
     CHECK_MSG(in_page >= 32, "the first page holds %d blocks", in_page);
     void *freed[COUNT];
     /* Short of the point: the page stays full, its freed blocks wait there. */
@@ -150,11 +156,20 @@ static void thread_ends_with_blocks_waiting(void)
     _fa_heap_check(_fa_heap_tls);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    bool meshing = argc > 1 && strcmp(argv[1], "--mesh") == 0;
+    if (meshing)
+        CHECK_EQ(fa_option_get("mesh"), 1);
     comes_back_at_a_16th();
     scattered_frees_empty_full_pages();
     thread_ends_with_blocks_waiting();
-    printf("full_return: ok\n");
+    if (argc == 1) {
+        const char *env[] = {"FITALLOC_MESH=1", NULL};
+        char *args[] = {argv[0], (char *)"--mesh", NULL};
+        fa_test_rerun("FITALLOC_MESH=1", env, args);
+    }
+    printf("full_return%s: ok (%s)\n", meshing ? " --mesh" : "",
+           _fa_mesh_on ? "meshing on: back at the first free" : "back at a 16th");
     return 0;
 }
