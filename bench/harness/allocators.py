@@ -45,16 +45,12 @@ BASELINE_SECURE = "fitalloc-secure-baseline"
 # (redis_study.py); in the timed runs it would add a seventh of their time for workloads that
 # are not its question.
 OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "mesh"]
-# Mesh (PLDI 2019), the allocator meshing comes from: not a Debian package, so built on request
-# by bench/support/build_mesh.sh (it clones Mesh) into the bench's build directory; the Redis
-# study runs it when it is there.
-MESH_BUILD = "bash bench/support/build_mesh.sh (clones Mesh: needs the network)"
-
-
-def mesh_lib(build_dir: str = DEFAULT_BUILD_DIR) -> str:
-    return os.path.join(build_dir, "libmesh.so")
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")
+# Mesh (PLDI 2019), the allocator meshing comes from: not a Debian package, so built on request
+# by bench/support/build_mesh.sh (it clones Mesh) into the bench's build directory (mesh_lib);
+# the Redis study runs it when it is there.
+MESH_BUILD = "bash bench/support/build_mesh.sh (clones Mesh: needs the network)"
 
 _GLOBAL = {"FITALLOC_LOCK": "global"}
 _ARENA_64K = {"FITALLOC_LAB_ARENA": "65536", "FITALLOC_LAB_EXACT_MAX": "80"}
@@ -103,6 +99,10 @@ class Allocator:
     @property
     def env_text(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.env.items())
+
+
+def mesh_lib(build_dir: str = DEFAULT_BUILD_DIR) -> str:
+    return os.path.join(build_dir, "libmesh.so")
 
 
 def valid_names() -> list[str]:
