@@ -233,7 +233,7 @@ typedef struct fa_segment_s {
      * segment's pages (a guard page after each, and before the first: secure_guard.c). */
     uint8_t secure;
     uint8_t watched;           /* large: its resident pages are counted at its free */
-    uint8_t index_colour;      /* small, medium, big: where its page index lies (below) */
+    uint8_t index_colour;      /* below FA_SEG_INDEX_COLOURS: where its page index lies (below) */
     struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */
     struct fa_segment_s *next; /* owner's list, the abandoned list or the cache */
     struct fa_segment_s *prev;
@@ -272,7 +272,7 @@ typedef struct fa_segment_s {
 static inline size_t fa_segment_index_offset(const fa_segment_t *seg)
 {
     return sizeof(fa_segment_t) + (size_t)seg->page_count * sizeof(fa_page_t) +
-           (size_t)(seg->index_colour % FA_SEG_INDEX_COLOURS) * FA_SEG_INDEX_SIZE;
+           (size_t)seg->index_colour * FA_SEG_INDEX_SIZE;
 }
 
 static inline fa_page_t **fa_segment_index(fa_segment_t *seg)
