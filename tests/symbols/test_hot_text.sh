@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# libfitalloc.so links the functions a default-mode program runs (cmake/hot-text.txt) first and
+# together, and has no DT_FINI (cmake/hot-text.cmake): the functions of the list lie in one
+# stretch of the code no longer than they are, and a program that makes the usual allocation
+# calls (hot_text.c) leaves resident no 64 KiB window of the library's code beyond it. A
+# function of the default mode missing from the list (tools/hot-text.sh makes it again) shows
+# as a window resident far from the stretch.
+# Usage: test_hot_text.sh [path/to/libfitalloc.so]  (default: $FITALLOC_LIB)
+set -euo pipefail
+
+lib=${1:-${FITALLOC_LIB:-}}
+src=${FITALLOC_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+[[ -n "$lib" && -f "$lib" ]] || { echo "FAIL: FITALLOC_LIB is not set or missing" >&2; exit 1; }
+command -v nm >/dev/null && command -v readelf >/dev/null ||
+    { echo "FAIL: nm or readelf not found (binutils)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The stretch of the listed functions (addresses), and their total size.
+declare -A hot=()
+while read -r name; do hot[$name]=1; done < <(grep -v '^#' "$src/cmake/hot-text.txt")
+lo=-1 hi=0 total=0
+while read -r addr size type name; do
+    [[ $type == [tT] && -n ${hot[$name]:-} ]] || continue
+    a=$((16#$addr)) s=$((16#$size))
+    total=$((total + s))
+    ((lo < 0 || a < lo)) && lo=$a
+    ((a + s > hi)) && hi=$((a + s))
+done < <(nm -S --defined-only "$lib")
+((lo >= 0)) || { echo "FAIL: none of cmake/hot-text.txt's functions in $lib" >&2; exit 1; }
+# Besides the listed functions: the constructors, destructors and the C runtime's bits placed
+# with them, and alignment.
+if ((hi - lo > total + 16384)); then
+    printf 'FAIL: the listed functions (%d bytes) spread over %d bytes of %s\n' \
+        "$total" $((hi - lo)) "$lib" >&2
+    exit 1
+fi
+if readelf -d "$lib" | grep -q '(FINI)'; then
+    echo "FAIL: $lib has a DT_FINI (cmake/hot-text.cmake: -fini)" >&2
+    exit 1
+fi
+# Addresses to file offsets, by the executable segment.
+read -r seg_off seg_vaddr < <(readelf -lW "$lib" | awk '$1 == "LOAD" && / R E / { print $2, $3; exit }')
+seg_off=$((seg_off)) seg_vaddr=$((seg_vaddr))
+end=$((hi - seg_vaddr + seg_off))
+
+"${CC:-cc}" -O2 -pthread -fno-builtin -o "$work/hot_text" "$(dirname "$0")/hot_text.c"
+status=0
+# A clean environment: a FITALLOC_* variable (the test's own) makes the options' names read.
+env -i LD_PRELOAD="$lib" "$work/hot_text" "$end" >"$work/out" || status=$?
+if ((status != 0)); then
+    echo "FAIL: status $status; listed code up to offset $end of $lib:" >&2
+    cat "$work/out" >&2
+    exit 1
+fi
+printf 'ok: %d bytes of listed functions in %d bytes, nothing resident beyond them\n' \
+    "$total" $((hi - lo))
