@@ -161,9 +161,10 @@ static const struct copies checked = {checked_memcpy,     checked_memmove,     c
 /* The C library's functions, all of them or none (then the byte loops stay). */
 static bool find_libc(struct copies *c)
 {
-    c->memcpy = (copy_fn *)_fa_os_next_symbol("memcpy");
-    c->memmove = (copy_fn *)_fa_os_next_symbol("memmove");
-    c->memset = (set_fn *)_fa_os_next_symbol("memset");
+    static const char names[3][8] FA_STARTUP_CONST = {"memcpy", "memmove", "memset"};
+    c->memcpy = (copy_fn *)_fa_os_next_symbol(names[0]);
+    c->memmove = (copy_fn *)_fa_os_next_symbol(names[1]);
+    c->memset = (set_fn *)_fa_os_next_symbol(names[2]);
     c->memcpy_chk = fortified_memcpy;
     c->memmove_chk = fortified_memmove;
     c->memset_chk = fortified_memset;

@@ -3,10 +3,12 @@
  * thread whose blocks the main thread frees, a fork whose child allocates), under LD_PRELOAD.
  *
  *   hot_text                 the calls only
- *   hot_text <end>           then checks that no page of libfitalloc's code is resident beyond
+ *   hot_text <end> <rodata>  then checks that no page of libfitalloc's code is resident beyond
  *                            what faults before the file offset <end> map (the end of its
- *                            default-mode code, cmake/hot-text.cmake): one line per page that
- *                            is, exit status 1 if any
+ *                            default-mode code, cmake/hot-text.cmake), and that no page of the
+ *                            segment that holds the file offset <rodata> (.rodata, .eh_frame)
+ *                            is resident at all (platform/compiler.h, FA_STARTUP_CONST): one
+ *                            line per page that is, exit status 1 if any
  *
  * A read fault in a file mapping maps the 64 KiB around the page too ("fault around"): from the
  * window's 64 KiB-aligned start, or from the mapping's start if that is later, 64 KiB on. So
@@ -92,8 +94,9 @@ static void threads_and_fork(void)
         exit(2);
 }
 
-/* The resident pages of libfitalloc's code beyond what faults before `end` map. */
-static int check(uintptr_t end)
+/* The resident pages of libfitalloc's code beyond what faults before `end` map, and those of
+ * its read-only segment that holds `rodata`. */
+static int check(uintptr_t end, uintptr_t rodata)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
     int pagemap = open("/proc/self/pagemap", O_RDONLY);
@@ -112,6 +115,9 @@ static int check(uintptr_t end)
             found |= 1;
             uintptr_t last = (lo + (end - offset) - 1) & ~(uintptr_t)(WINDOW - 1);
             from = (last > lo ? last : lo) + WINDOW;
+        } else if (strcmp(perms, "r--p") == 0 && rodata - offset < hi - lo) {
+            found |= 2;
+            from = lo;
         } else {
             continue;
         }
@@ -128,7 +134,7 @@ static int check(uintptr_t end)
     }
     fclose(maps);
     close(pagemap);
-    if (found != 1)
+    if (found != 3)
         return 2;
     return outside ? 1 : 0;
 }
@@ -138,7 +144,7 @@ int main(int argc, char **argv)
     calls();
     threads_and_fork();
     calls();
-    if (argc == 2)
-        return check(strtoul(argv[1], NULL, 0));
+    if (argc == 3)
+        return check(strtoul(argv[1], NULL, 0), strtoul(argv[2], NULL, 0));
     return 0;
 }
