@@ -10,6 +10,9 @@
 # (valgrind) make nothing of a second one. Left out when the linker prints no script (lld)
 # or its .text is not the expected one.
 #
+# The same script links the zero-initialised variables (.bss) that every process writes
+# together, the large arrays after them (FA_BSS_APART, src/platform/compiler.h).
+#
 # No DT_FINI either (-fini names no function): the C runtime's _fini does nothing, but it sits
 # after the last function, and calling it at exit faulted in the code's last window.
 
@@ -28,7 +31,9 @@ execute_process(
     RESULT_VARIABLE _fa_ld_rc)
 
 set(_fa_rule "    *(.text.unlikely .text.*_unlikely .text.unlikely.*)\n")
+set(_fa_bss_rule "   *(.bss .bss.* .gnu.linkonce.b.*)\n")
 set(_fa_rule_at -1)
+set(_fa_bss_at -1)
 set(_fa_rule_end -1)
 if(_fa_ld_rc EQUAL 0)
     # The script sits between two lines of 50 '='.
@@ -40,10 +45,11 @@ if(_fa_ld_rc EQUAL 0)
         math(EXPR _fa_len "${_fa_to} - ${_fa_from} + 1")
         string(SUBSTRING "${_fa_ld_out}" ${_fa_from} ${_fa_len} _fa_script)
         string(FIND "${_fa_script}" "${_fa_rule}" _fa_rule_at)
+        string(FIND "${_fa_script}" "${_fa_bss_rule}" _fa_bss_at)
     endif()
 endif()
 
-if(_fa_rule_at LESS 0)
+if(_fa_rule_at LESS 0 OR _fa_bss_at LESS 0)
     message(STATUS "fitalloc: the linker's default script is not the expected one: "
                    "code in link order (cmake/hot-text.cmake)")
 else()
@@ -60,6 +66,11 @@ else()
     endforeach()
     string(JOIN "" _fa_hot ${_fa_hot})
     string(REPLACE "${_fa_rule}" "${_fa_hot}${_fa_rule}" _fa_script "${_fa_script}")
+    # The zero-initialised variables of every object first, the large arrays after them
+    # (FA_BSS_APART, src/platform/compiler.h: .bss.fa_apart), not in the order of the objects.
+    string(REPLACE "${_fa_bss_rule}"
+        "   *(.bss)\n   /* fitalloc: FA_BSS_APART's arrays last */\n${_fa_bss_rule}"
+        _fa_script "${_fa_script}")
     set(_fa_script_file "${PROJECT_BINARY_DIR}/hot-text.ld")
     file(WRITE "${_fa_script_file}.new" "${_fa_script}")
     configure_file("${_fa_script_file}.new" "${_fa_script_file}" COPYONLY)

@@ -14,7 +14,7 @@
 #include "common/options.h"
 #include "platform/atomic.h"
 
-fa_map_entry_t _fa_segmap[FA_SEGMAP_SIZE];
+fa_map_entry_t _fa_segmap[FA_SEGMAP_SIZE] FA_BSS_APART;
 fa_mutex_t _fa_global_lock = FA_MUTEX_INIT;
 
 static fa_segment_t *registry;

@@ -6,7 +6,8 @@
 # function of the default mode missing from the list (tools/hot-text.sh makes it again) shows
 # as a window resident far from the stretch. Nor does the program leave resident any page of
 # the segment of .rodata and .eh_frame: what the default mode reads is in .data.rel.ro
-# (FA_STARTUP_CONST, src/platform/compiler.h).
+# (FA_STARTUP_CONST, src/platform/compiler.h). And the small zero-initialised variables lie
+# together, before the large arrays (FA_BSS_APART).
 # Usage: test_hot_text.sh [path/to/libfitalloc.so]  (default: $FITALLOC_LIB)
 set -euo pipefail
 
@@ -41,6 +42,19 @@ if readelf -d "$lib" | grep -q '(FINI)'; then
     echo "FAIL: $lib has a DT_FINI (cmake/hot-text.cmake: -fini)" >&2
     exit 1
 fi
+# The zero-initialised variables every process writes come before the large arrays
+# (FA_BSS_APART): no variable of under 512 bytes after one of 4 KiB or more.
+big=""
+while read -r addr size type name; do
+    [[ $type == [bB] ]] || continue
+    if ((16#$size >= 4096)); then
+        big=${big:-$name}
+    elif [[ -n $big ]] && ((16#$size < 512)); then
+        echo "FAIL: .bss: $name ($((16#$size)) bytes) after the large array $big" \
+            "(FA_BSS_APART, src/platform/compiler.h)" >&2
+        exit 1
+    fi
+done < <(nm -nS --defined-only "$lib")
 # Addresses to file offsets, by the executable segment.
 read -r seg_off seg_vaddr < <(readelf -lW "$lib" | awk '$1 == "LOAD" && / R E / { print $2, $3; exit }')
 seg_off=$((seg_off)) seg_vaddr=$((seg_vaddr))
