@@ -3,9 +3,10 @@
 # links first and together (cmake/hot-text.cmake):  bash tools/hot-text.sh [build-dir]
 #
 # Runs, under callgrind with LD_PRELOAD=<build-dir>/libfitalloc.so (default build/), the
-# program of tests/symbols/hot_text.c and bench workloads at smoke size, and lists every
-# function of the library that ran in any of them. Needs valgrind. Run it again when a path of
-# the default mode moves to a function of its own: tests/symbols/test_hot_text.sh fails then.
+# program of tests/symbols/hot_text.c, a C++ one (operator new and delete) and bench workloads
+# at smoke size, and lists every function of the library that ran in any of them. Needs
+# valgrind and a C++ compiler. Run it again when a path of the default mode moves to a function
+# of its own: tests/symbols/test_hot_text.sh fails then.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,6 +23,30 @@ flags=(-std=gnu11 -O2 -pthread -fno-builtin-malloc -fno-builtin-free -fno-builti
        -fno-builtin-realloc)
 "$cc" "${flags[@]}" -o "$work/hot_text" "$root/tests/symbols/hot_text.c"
 runs=("$work/hot_text")
+# A C++ program's calls: operator new and delete in their forms.
+cat >"$work/hot_text_cxx.cpp" <<'CXX'
+#include <new>
+#include <vector>
+struct alignas(64) Line { char bytes[64]; };
+template <class T> T *kept(T *p) { static T *volatile sink; sink = p; return sink; }
+int main()
+{
+    std::vector<int *> v;
+    for (int i = 0; i < 1000; i++)
+        v.push_back(new int(i));
+    for (int *p : v)
+        delete p;
+    delete[] kept(new char[100]);
+    delete kept(new Line);
+    delete[] kept(new Line[4]);
+    delete kept(new (std::nothrow) int(1));
+    delete[] kept(new (std::nothrow) char[10]);
+    ::operator delete(kept(::operator new(24)));
+    return 0;
+}
+CXX
+"${CXX:-c++}" -O2 -std=c++17 -o "$work/hot_text_cxx" "$work/hot_text_cxx.cpp"
+runs+=("$work/hot_text_cxx")
 for w in churn cache-scratch cache-thrash short-threads xthread threads larson realloc large tree \
          id1206 cs33; do
     "$cc" "${flags[@]}" -o "$work/$w" "$root/bench/workloads/$w.c" -lm
@@ -35,7 +60,7 @@ for run in "${runs[@]}"; do
     i=$((i + 1))
     # shellcheck disable=SC2086 # a command line
     # %p: a fork child's profile is a file of its own.
-    LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file="$work/$i.%p.cg" $run \
+    LD_PRELOAD=$lib valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$i.%p.cg" $run \
         >/dev/null 2>"$work/$i.err" || { cat "$work/$i.err" >&2; exit 1; }
 done
 for profile in "$work"/*.cg; do

@@ -3,30 +3,29 @@
  * thread whose blocks the main thread frees, a fork whose child allocates), under LD_PRELOAD.
  *
  *   hot_text                 the calls only
- *   hot_text <end> <rodata>  then checks that no page of libfitalloc's code is resident beyond
- *                            what faults before the file offset <end> map (the end of its
- *                            default-mode code, cmake/hot-text.cmake), and that no page of the
- *                            segment that holds the file offset <rodata> (.rodata, .eh_frame)
- *                            is resident at all (platform/compiler.h, FA_STARTUP_CONST): one
- *                            line per page that is, exit status 1 if any
+ *   hot_text <end> <rodata>  the calls with libfitalloc's code from the first page after the
+ *                            file offset <end> on (beyond its default-mode code,
+ *                            cmake/hot-text.cmake) and its read-only segment that holds the
+ *                            file offset <rodata> (.rodata, .eh_frame: platform/compiler.h,
+ *                            FA_STARTUP_CONST) made inaccessible: a call or a read there
+ *                            prints its offset and ends the program with status 1
  *
- * A read fault in a file mapping maps the 64 KiB around the page too ("fault around"): from the
- * window's 64 KiB-aligned start, or from the mapping's start if that is later, 64 KiB on. So
- * faults before `end` map nothing at or beyond max(end - 1 aligned down, mapping's start)
- * + 64 KiB; a page resident there means code beyond `end` ran.
+ * Made inaccessible, not looked at afterwards: which pages a fault maps around the one it needs
+ * depends on the kernel (64 KiB windows, whole large folios of the page cache), what runs does
+ * not.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define WINDOW (64u << 10)
 
 static void *volatile sink;
 
@@ -94,57 +93,79 @@ static void threads_and_fork(void)
         exit(2);
 }
 
-/* The resident pages of libfitalloc's code beyond what faults before `end` map, and those of
- * its read-only segment that holds `rodata`. */
-static int check(uintptr_t end, uintptr_t rodata)
+/* The ranges made inaccessible, and the file offsets they start at. */
+static struct fence {
+    uintptr_t lo, hi, offset;
+    const char *what;
+} fences[2];
+
+static void put(const char *text)
+{
+    if (write(1, text, strlen(text)) < 0)
+        _exit(3);
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context)
+{
+    (void)sig, (void)context;
+    uintptr_t at = (uintptr_t)info->si_addr;
+    put("libfitalloc: ");
+    for (int i = 0; i < 2; i++) {
+        if (at - fences[i].lo < fences[i].hi - fences[i].lo) {
+            char text[64];
+            snprintf(text, sizeof text, "%s at file offset %#lx\n", fences[i].what,
+                     (unsigned long)(at - fences[i].lo + fences[i].offset));
+            put(text);
+            _exit(1);
+        }
+    }
+    put("a fault elsewhere\n");
+    _exit(3);
+}
+
+/* Makes libfitalloc's code from the page after the file offset `end` on and its read-only
+ * segment that holds the file offset `rodata` inaccessible. */
+static int fence(uintptr_t end, uintptr_t rodata)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
-    int pagemap = open("/proc/self/pagemap", O_RDONLY);
-    if (!maps || pagemap < 0)
+    if (!maps)
         return 2;
     char line[512];
-    int outside = 0, found = 0;
-    while (fgets(line, sizeof line, maps)) {
+    int found = 0;
+    while (fgets(line, sizeof line, maps) && found < 2) {
         uintptr_t lo, hi, offset;
         char perms[8], path[300] = "";
         if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %299s", &lo, &hi, perms, &offset, path) < 4 ||
             !strstr(path, "libfitalloc"))
             continue;
-        uintptr_t from;
-        if (strcmp(perms, "r-xp") == 0) {
-            found |= 1;
-            uintptr_t last = (lo + (end - offset) - 1) & ~(uintptr_t)(WINDOW - 1);
-            from = (last > lo ? last : lo) + WINDOW;
+        if (strcmp(perms, "r-xp") == 0 && end - offset < hi - lo) {
+            uintptr_t from = (lo + (end - offset) + 4095) & ~(uintptr_t)4095;
+            fences[found++] = (struct fence){from, hi, from - lo + offset, "code run"};
         } else if (strcmp(perms, "r--p") == 0 && rodata - offset < hi - lo) {
-            found |= 2;
-            from = lo;
-        } else {
-            continue;
-        }
-        for (uintptr_t page = from; page < hi; page += 4096) {
-            uint64_t entry;
-            if (pread(pagemap, &entry, sizeof entry, (off_t)(page / 4096 * 8)) != sizeof entry)
-                return 2;
-            if (!(entry >> 63))
-                continue;
-            printf("resident: %s page at offset %#lx\n", perms[2] == 'x' ? "code" : "read-only",
-                   (unsigned long)(page - lo + offset));
-            outside++;
+            fences[found++] = (struct fence){lo, hi, offset, "read-only data read"};
         }
     }
     fclose(maps);
-    close(pagemap);
-    if (found != 3)
+    if (found != 2)
         return 2;
-    return outside ? 1 : 0;
+    struct sigaction action = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO};
+    sigaction(SIGSEGV, &action, NULL);
+    for (int i = 0; i < 2; i++)
+        if (fences[i].hi > fences[i].lo &&
+            mprotect((void *)fences[i].lo, fences[i].hi - fences[i].lo, PROT_NONE) != 0)
+            return 2;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc == 3) {
+        int status = fence(strtoul(argv[1], NULL, 0), strtoul(argv[2], NULL, 0));
+        if (status != 0)
+            return status;
+    }
     calls();
     threads_and_fork();
     calls();
-    if (argc == 3)
-        return check(strtoul(argv[1], NULL, 0), strtoul(argv[2], NULL, 0));
     return 0;
 }
