@@ -2,7 +2,8 @@
 # program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then everything else (the lab,
 # the recorder, secure mode, meshing, reports, the cold parts of functions). The kernel maps a
 # library's code 64 KiB around each page a call faults in: spread over the whole code, the
-# default mode's functions kept all of it resident (docs/design.md, "Start-up").
+# default mode's functions kept all of it resident (docs/design.md, "Start-up"; a kernel that
+# maps large folios of the page cache whole may still map it all).
 #
 # With -ffunction-sections each function is a section of its own; the linker script is the
 # linker's own default one for a shared library (ld --verbose), with those sections named at
@@ -34,7 +35,6 @@ set(_fa_rule "    *(.text.unlikely .text.*_unlikely .text.unlikely.*)\n")
 set(_fa_bss_rule "   *(.bss .bss.* .gnu.linkonce.b.*)\n")
 set(_fa_rule_at -1)
 set(_fa_bss_at -1)
-set(_fa_rule_end -1)
 if(_fa_ld_rc EQUAL 0)
     # The script sits between two lines of 50 '='.
     string(REPEAT "=" 50 _fa_bar)
