@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/message.h"
+#include "platform/compiler.h"
 #include "platform/os.h"
 
 /* ASCII case-insensitive compare (strcasecmp depends on the locale, which may allocate). */
@@ -149,6 +150,9 @@ static void warn_bad_value(int id, const char *text)
                 option_specs[id].name, text, kind, _fa_option_values[id]);
 }
 
+/* Compared with every variable of the environment. */
+static const char prefix[] FA_STARTUP_CONST = "FITALLOC_";
+
 bool _fa_options_init(void)
 {
     char *const *env = _fa_os_environ();
@@ -157,7 +161,7 @@ bool _fa_options_init(void)
     const char *unknown = NULL;
     for (; *env; env++) {
         const char *var = *env;
-        if (strncmp(var, "FITALLOC_", 9) != 0)
+        if (strncmp(var, prefix, 9) != 0)
             continue;
         const char *name = var + 9;
         const char *eq = strchr(name, '=');

@@ -32,7 +32,7 @@ static struct spare_piece {
     uintptr_t base;
     size_t size;
     uint64_t since; /* ms: when it was freed */
-} pieces[FA_SPARE_SLOTS];
+} pieces[FA_SPARE_SLOTS] FA_BSS_APART;
 /* Bytes of fresh pages that fills were asked to cover, in the current window of
  * FITALLOC_PURGE_DELAY ms and in the one before: the spare keeps no more than that. A program
  * whose freed memory serves its next blocks some other way (the cache, slack) asks for little,

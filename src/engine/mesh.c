@@ -430,7 +430,7 @@ static void return_empty_frames(fa_mesh_page_t *rec)
     }
 }
 
-static fa_mesh_unit_t units[FA_MESH_UNITS];
+static fa_mesh_unit_t units[FA_MESH_UNITS] FA_BSS_APART;
 
 /* A unit's live slots. */
 static size_t unit_live(const fa_mesh_unit_t *u)
@@ -466,8 +466,8 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
     /* Fullest first (a counting sort by live slots): first fit decreasing packs better than
      * first fit in list order (the Redis experiment's PSS 1.29-1.32 -> 1.23-1.25 of its
      * used_memory, three interleaved runs each). */
-    static uint16_t order[FA_MESH_UNITS];
-    static uint32_t start[FA_MESH_FRAME_SLOTS + 2];
+    static uint16_t order[FA_MESH_UNITS] FA_BSS_APART;
+    static uint32_t start[FA_MESH_FRAME_SLOTS + 2] FA_BSS_APART;
     for (size_t c = 0; c < FA_MESH_FRAME_SLOTS + 2; c++)
         start[c] = 0;
     for (size_t i = 0; i < n; i++)

@@ -11,7 +11,7 @@
 static struct {
     uintptr_t block;
     size_t size;
-} freed_large[FA_FREED_LARGE_RECORD];
+} freed_large[FA_FREED_LARGE_RECORD] FA_BSS_APART;
 static unsigned freed_large_next;
 
 void _fa_large_freed(uintptr_t block, size_t size)

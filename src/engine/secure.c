@@ -550,7 +550,7 @@ static struct {
     uintptr_t block;  /* the block it held (the header cannot be read while protected) */
     size_t usable;    /* its size (where its tail guard begins; for a report) */
     bool emptied;
-} retired[FA_LARGE_QUARANTINE];
+} retired[FA_LARGE_QUARANTINE] FA_BSS_APART;
 static size_t retired_next; /* the oldest entry; the ring's next slot */
 static size_t kept_bytes;   /* memory still held by retired mappings that were not emptied */
 

@@ -16,7 +16,7 @@
 #define FA_ZERO_BYTES (FA_ZERO_SLOTS * FA_ZERO_SLOT)
 
 static uintptr_t region; /* 0 until the first malloc(0); then for good */
-static uint64_t live[FA_ZERO_SLOTS / 64];
+static uint64_t live[FA_ZERO_SLOTS / 64] FA_BSS_APART;
 static size_t next_slot, live_count;
 
 /* The slot of p in the region, or FA_ZERO_SLOTS if p is not in it. */

@@ -14,7 +14,7 @@
 #include "common/options.h"
 #include "platform/atomic.h"
 
-fa_map_entry_t _fa_segmap[FA_SEGMAP_SIZE];
+fa_map_entry_t _fa_segmap[FA_SEGMAP_SIZE] FA_BSS_APART;
 fa_mutex_t _fa_global_lock = FA_MUTEX_INIT;
 
 static fa_segment_t *registry;
@@ -24,10 +24,10 @@ static fa_segment_t *abandoned;
 static fa_segment_t *cold;     /* empty, memory purged, address range kept (see below) */
 static size_t abandoned_count; /* read without the lock to skip it when zero */
 
-static const uint8_t page_shift_of[3] = {FA_SMALL_PAGE_SHIFT, FA_MEDIUM_PAGE_SHIFT,
-                                         FA_BIG_PAGE_SHIFT};
-static const size_t first_offset_of[3] = {FA_SMALL_FIRST_PAGE, FA_MEDIUM_FIRST_PAGE,
-                                          FA_BIG_FIRST_PAGE};
+static const uint8_t page_shift_of[3] FA_STARTUP_CONST = {FA_SMALL_PAGE_SHIFT, FA_MEDIUM_PAGE_SHIFT,
+                                                          FA_BIG_PAGE_SHIFT};
+static const size_t first_offset_of[3] FA_STARTUP_CONST = {FA_SMALL_FIRST_PAGE,
+                                                           FA_MEDIUM_FIRST_PAGE, FA_BIG_FIRST_PAGE};
 
 size_t _fa_segment_first_offset(int kind)
 {

@@ -3,9 +3,10 @@
  * checked build does: `fitalloc: memcpy(): 32 bytes past the end of the 8-byte block at 0x…`.
  * Only in libfitalloc.so (CMakeLists.txt says why).
  *
- * Each function is one indirect jump: to the C library's own function, or, in secure mode, to
- * the checked one here, chosen by our constructor. Not a GNU indirect function (ifunc), which
- * would cost not even that jump: ld.so calls the resolver of an ifunc when it binds a symbol to
+ * Each function is one indirect jump: to the C library's own function (for a __*_chk form, to
+ * the same check as the C library's, then its plain function), or, in secure mode, to the
+ * checked one here, chosen by our constructor. Not a GNU indirect function (ifunc), which would
+ * cost not even that jump: ld.so calls the resolver of an ifunc when it binds a symbol to
  * it, also while relocating a library linked with -z now (most of Debian's) before ours, and
  * then prints "Relink `lib' with `libfitalloc.so' for IFUNC symbol `memcpy'" on the program's
  * stderr. Until the constructor has run (other libraries' constructors may copy first), byte
@@ -15,6 +16,8 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "platform/compiler.h"
+#include "platform/os.h"
 
 typedef void *copy_fn(void *dst, const void *src, size_t n);
 typedef void *set_fn(void *dst, int c, size_t n);
@@ -62,13 +65,15 @@ static void *early_memset(void *dst, int c, size_t n)
 
 static void *early_memmove_chk(void *dst, const void *src, size_t n, size_t room)
 {
-    (void)room;
+    if (room < n)
+        _fa_os_copy_overflow();
     return early_memmove(dst, src, n);
 }
 
 static void *early_memset_chk(void *dst, int c, size_t n, size_t room)
 {
-    (void)room;
+    if (room < n)
+        _fa_os_copy_overflow();
     return early_memset(dst, c, n);
 }
 
@@ -77,7 +82,8 @@ static void *early_memset_chk(void *dst, int c, size_t n, size_t room)
         early_memmove, early_memmove, early_memset, early_memmove_chk, early_memmove_chk,          \
             early_memset_chk                                                                       \
     }
-/* The C library's functions, and where the exported ones jump. */
+/* The C library's functions (the __*_chk forms: ours over its plain ones), and where the
+ * exported ones jump. */
 static struct copies libc = EARLY, target = EARLY;
 /* fitalloc's own code: copies called from there are not checked. */
 static uintptr_t own_start, own_end;
@@ -106,22 +112,47 @@ static void *checked_memset(void *dst, int c, size_t n)
     return libc.memset(dst, c, n);
 }
 
+/* The _FORTIFY_SOURCE forms over the C library's plain functions, with the C library's own
+ * check. Not looked up there: looking up an indirect function runs its resolver, and those of
+ * the __*_chk forms sit in a part of the C library's code that a program which never calls them
+ * would not have resident (docs/design.md, "Start-up"). */
+static void *fortified_memcpy(void *dst, const void *src, size_t n, size_t room)
+{
+    if (fa_unlikely(room < n))
+        _fa_os_copy_overflow();
+    return libc.memcpy(dst, src, n);
+}
+
+static void *fortified_memmove(void *dst, const void *src, size_t n, size_t room)
+{
+    if (fa_unlikely(room < n))
+        _fa_os_copy_overflow();
+    return libc.memmove(dst, src, n);
+}
+
+static void *fortified_memset(void *dst, int c, size_t n, size_t room)
+{
+    if (fa_unlikely(room < n))
+        _fa_os_copy_overflow();
+    return libc.memset(dst, c, n);
+}
+
 static void *checked_memcpy_chk(void *dst, const void *src, size_t n, size_t room)
 {
     check("memcpy", dst, n, __builtin_return_address(0));
-    return libc.memcpy_chk(dst, src, n, room);
+    return fortified_memcpy(dst, src, n, room);
 }
 
 static void *checked_memmove_chk(void *dst, const void *src, size_t n, size_t room)
 {
     check("memmove", dst, n, __builtin_return_address(0));
-    return libc.memmove_chk(dst, src, n, room);
+    return fortified_memmove(dst, src, n, room);
 }
 
 static void *checked_memset_chk(void *dst, int c, size_t n, size_t room)
 {
     check("memset", dst, n, __builtin_return_address(0));
-    return libc.memset_chk(dst, c, n, room);
+    return fortified_memset(dst, c, n, room);
 }
 
 static const struct copies checked = {checked_memcpy,     checked_memmove,     checked_memset,
@@ -130,13 +161,14 @@ static const struct copies checked = {checked_memcpy,     checked_memmove,     c
 /* The C library's functions, all of them or none (then the byte loops stay). */
 static bool find_libc(struct copies *c)
 {
-    c->memcpy = (copy_fn *)_fa_os_next_symbol("memcpy");
-    c->memmove = (copy_fn *)_fa_os_next_symbol("memmove");
-    c->memset = (set_fn *)_fa_os_next_symbol("memset");
-    c->memcpy_chk = (copy_chk_fn *)_fa_os_next_symbol("__memcpy_chk");
-    c->memmove_chk = (copy_chk_fn *)_fa_os_next_symbol("__memmove_chk");
-    c->memset_chk = (set_chk_fn *)_fa_os_next_symbol("__memset_chk");
-    return c->memcpy && c->memmove && c->memset && c->memcpy_chk && c->memmove_chk && c->memset_chk;
+    static const char names[3][8] FA_STARTUP_CONST = {"memcpy", "memmove", "memset"};
+    c->memcpy = (copy_fn *)_fa_os_next_symbol(names[0]);
+    c->memmove = (copy_fn *)_fa_os_next_symbol(names[1]);
+    c->memset = (set_fn *)_fa_os_next_symbol(names[2]);
+    c->memcpy_chk = fortified_memcpy;
+    c->memmove_chk = fortified_memmove;
+    c->memset_chk = fortified_memset;
+    return c->memcpy && c->memmove && c->memset;
 }
 
 __attribute__((constructor)) static void copies_start(void)

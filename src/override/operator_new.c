@@ -90,10 +90,12 @@ __attribute__((constructor)) static void find_cxx_nothrow_forms(void)
 {
     if (!fa_cxx_get_new_handler)
         return; /* no C++ runtime: and a C program's allocations stay exactly its own */
-    const char *lib = "libstdc++.so.6";
-    cxx_nothrow_new = (fa_cxx_nothrow_new)_fa_os_loaded_symbol(lib, "_ZnwmRKSt9nothrow_t");
+    static const char lib[] FA_STARTUP_CONST = "libstdc++.so.6";
+    static const char new_name[] FA_STARTUP_CONST = "_ZnwmRKSt9nothrow_t";
+    static const char new_aligned_name[] FA_STARTUP_CONST = "_ZnwmSt11align_val_tRKSt9nothrow_t";
+    cxx_nothrow_new = (fa_cxx_nothrow_new)_fa_os_loaded_symbol(lib, new_name);
     cxx_nothrow_new_aligned =
-        (fa_cxx_nothrow_new_aligned)_fa_os_loaded_symbol(lib, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+        (fa_cxx_nothrow_new_aligned)_fa_os_loaded_symbol(lib, new_aligned_name);
 }
 
 /* The slow path of every form: call the new-handler until it gives up, then fail. */

@@ -9,6 +9,16 @@
 /* Exported from libfitalloc.so (everything else is hidden: -fvisibility=hidden). */
 #define FA_API __attribute__((visibility("default")))
 #define FA_COLD __attribute__((noinline, cold))
+/* A constant that every process reads (at start, or on the default mode's paths): kept with the
+ * constants the loader relocates (.data.rel.ro), whose page it writes anyway, not in .rodata,
+ * whose segment, .eh_frame's too, a single read would fault in whole (docs/design.md,
+ * "Start-up"). */
+#define FA_STARTUP_CONST __attribute__((section(".data.rel.ro")))
+/* A large zero-initialised array (a table of the whole address space, or one that only another
+ * mode uses): linked after all the other zero-initialised variables (cmake/hot-text.cmake), so
+ * that those, which every process writes, share a page or two and not one each between the
+ * arrays. */
+#define FA_BSS_APART __attribute__((section(".bss.fa_apart")))
 
 /* x rounded up to a multiple of a, a power of two. */
 static inline uintptr_t fa_align_up(uintptr_t x, uintptr_t a)

@@ -148,6 +148,9 @@ void *_fa_os_loaded_symbol(const char *library, const char *symbol);
 /* The next definition of `symbol` after this library's, in the order the dynamic linker looks
  * them up (dlsym(RTLD_NEXT): the C library's, for a function we define too); NULL if none. */
 void *_fa_os_next_symbol(const char *symbol);
+/* What the C library's __memcpy_chk and its kin do when a copy is longer than the room the
+ * compiler knew of (_FORTIFY_SOURCE): report the overflow and end the process. */
+__attribute__((noreturn)) void _fa_os_copy_overflow(void);
 /* The executable segment of the loaded object that holds the code at `code`: [*start, *end);
  * false if none does. */
 bool _fa_os_code_range(const void *code, uintptr_t *start, uintptr_t *end);

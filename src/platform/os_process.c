@@ -88,6 +88,14 @@ void *_fa_os_next_symbol(const char *symbol)
     return dlsym(RTLD_NEXT, symbol);
 }
 
+/* The C library's own: "*** buffer overflow detected ***: terminated", then abort. */
+extern void __chk_fail(void) __attribute__((noreturn));
+
+void _fa_os_copy_overflow(void)
+{
+    __chk_fail();
+}
+
 struct code_search {
     uintptr_t code, start, end;
 };

@@ -14,7 +14,7 @@
 
 #define FA_TRACE_PATH_MAX 4096
 
-static char path[FA_TRACE_PATH_MAX];
+static char path[FA_TRACE_PATH_MAX] FA_BSS_APART;
 static int fd = -1;
 static uint32_t writer_pid; /* the process that writes the file */
 static uint64_t start_ns;

@@ -25,7 +25,7 @@
 #include "trace/trace.h"
 #include "platform/atomic.h"
 
-uint64_t _fa_trace_stamps[FA_TRACE_STAMPS] __attribute__((aligned(64)));
+uint64_t _fa_trace_stamps[FA_TRACE_STAMPS] __attribute__((aligned(64))) FA_BSS_APART;
 struct fa_trace_line _fa_trace_points __attribute__((aligned(64)));
 static uint64_t start_ns;
 

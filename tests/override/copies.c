@@ -1,10 +1,11 @@
 /* Secure mode's checked copies (docs/security.md), for test_checked_copies.sh:
  *
- *   copies <function> <size> <offset> <length>
+ *   copies <function> <size> <offset> <length> [<room>]
  *
  * copies <length> bytes to <offset> bytes into a new block of <size> bytes with <function>
  * (memcpy, memmove, memset, __memcpy_chk, __memmove_chk, __memset_chk), called through a
- * pointer so that the compiler neither inlines nor drops it. Prints "block <address>" on stderr
+ * pointer so that the compiler neither inlines nor drops it. <room> is what a __*_chk form is
+ * told the destination holds (_FORTIFY_SOURCE's object size; default: unknown). Prints "block <address>" on stderr
  * first; "not caught" on stdout if it ran on.
  */
 #include <stdio.h>
@@ -24,11 +25,12 @@ static void *(*volatile set_chk)(void *, int, size_t, size_t);
 
 int main(int argc, char **argv)
 {
-    if (argc != 5)
+    if (argc != 5 && argc != 6)
         return 2;
     const char *fn = argv[1];
     size_t size = strtoul(argv[2], NULL, 10), offset = strtoul(argv[3], NULL, 10),
            len = strtoul(argv[4], NULL, 10);
+    size_t room = argc == 6 ? strtoul(argv[5], NULL, 10) : (size_t)-1;
     if (len > sizeof source)
         return 2;
     char *p = malloc(size);
@@ -54,9 +56,9 @@ int main(int argc, char **argv)
     else if (set)
         set(dst, 0x41, len);
     else if (copy_chk)
-        copy_chk(dst, source, len, (size_t)-1);
+        copy_chk(dst, source, len, room);
     else
-        set_chk(dst, 0x41, len, (size_t)-1);
+        set_chk(dst, 0x41, len, room);
     free(p);
     printf("not caught\n");
     return 0;

@@ -3,7 +3,9 @@
 # FITALLOC_SECURE=1: memcpy, memmove, memset and their __*_chk forms into a block of 8 B, 4 KiB,
 # 256 KiB and 1 MiB (a large block) stop when they run past its end, from its start, from inside
 # it or from its end, with "fitalloc: memcpy(): 32 bytes past the end of the 8-byte block at 0x..."; a
-# copy that fits runs on, in secure mode and in the default mode. Program: copies.c.
+# copy that fits runs on, in secure mode and in the default mode. The __*_chk forms also stop,
+# as the C library's do, when the copy is longer than the room they are told of, and run on
+# when it fits that room exactly. Program: copies.c.
 source "$(dirname "$0")/common.sh"
 need_env FITALLOC_LIB CC
 make_workdir
@@ -48,6 +50,18 @@ for fn in memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk; do
                 fail "$fn that fits $size bytes (FITALLOC_SECURE=$secure): status $status:" \
                     "$(cat "$WORK/err")"
         done
+    done
+done
+for fn in __memcpy_chk __memmove_chk __memset_chk; do
+    for secure in 0 1; do
+        run "$secure" "$fn" 64 0 17 16
+        [ "$status" -eq 134 ] && grep -qF "buffer overflow detected" "$WORK/err" ||
+            fail "$fn of 17 bytes into a room of 16 (FITALLOC_SECURE=$secure): status $status," \
+                "stderr lacks \"buffer overflow detected\": $(cat "$WORK/err")"
+        run "$secure" "$fn" 64 0 16 16
+        [ "$status" -eq 0 ] && grep -q "not caught" "$WORK/out" ||
+            fail "$fn of 16 bytes into a room of 16 (FITALLOC_SECURE=$secure): status $status:" \
+                "$(cat "$WORK/err")"
     done
 done
 echo "override/checked_copies: ok"

@@ -1,0 +1,81 @@
+# libfitalloc.so's code in two parts: first, right after the PLT, the functions a default-mode
+# program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then everything else (the lab,
+# the recorder, secure mode, meshing, reports, the cold parts of functions). The kernel maps a
+# library's code 64 KiB around each page a call faults in: spread over the whole code, the
+# default mode's functions kept all of it resident (docs/design.md, "Start-up"; a kernel that
+# maps large folios of the page cache whole may still map it all).
+#
+# With -ffunction-sections each function is a section of its own; the linker script is the
+# linker's own default one for a shared library (ld --verbose), with those sections named at
+# the head of .text. One output section .text, as usual: tools that read symbols by section
+# (valgrind) make nothing of a second one. Left out when the linker prints no script (lld)
+# or its .text is not the expected one.
+#
+# The same script links the zero-initialised variables (.bss) that every process writes
+# together, the large arrays after them (FA_BSS_APART, src/platform/compiler.h).
+#
+# No DT_FINI either (-fini names no function): the C runtime's _fini does nothing, but it sits
+# after the last function, and calling it at exit faulted in the code's last window.
+
+set(_fa_hot_list "${PROJECT_SOURCE_DIR}/cmake/hot-text.txt")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_fa_hot_list}")
+set(_fa_probe "${PROJECT_BINARY_DIR}/CMakeFiles/hot-text-probe")
+file(WRITE "${_fa_probe}.c" "int fa_probe;\n")
+# The flags of the real link too: another linker chosen there (-fuse-ld=lld) prints no script.
+separate_arguments(_fa_probe_flags UNIX_COMMAND "${CMAKE_C_FLAGS} ${CMAKE_SHARED_LINKER_FLAGS}")
+list(APPEND _fa_probe_flags -shared -fPIC "-Wl,--verbose")
+if(FITALLOC_HAVE_PACK_RELOCS)
+    list(APPEND _fa_probe_flags "-Wl,-z,pack-relative-relocs")
+endif()
+execute_process(
+    COMMAND ${CMAKE_C_COMPILER} ${_fa_probe_flags} -o "${_fa_probe}.so" "${_fa_probe}.c"
+    OUTPUT_VARIABLE _fa_ld_out
+    ERROR_QUIET
+    RESULT_VARIABLE _fa_ld_rc)
+
+set(_fa_rule "    *(.text.unlikely .text.*_unlikely .text.unlikely.*)\n")
+set(_fa_bss_rule "   *(.bss .bss.* .gnu.linkonce.b.*)\n")
+set(_fa_rule_at -1)
+set(_fa_bss_at -1)
+if(_fa_ld_rc EQUAL 0)
+    # The script sits between two lines of 50 '='.
+    string(REPEAT "=" 50 _fa_bar)
+    string(FIND "${_fa_ld_out}" "${_fa_bar}\n" _fa_from)
+    string(FIND "${_fa_ld_out}" "\n${_fa_bar}" _fa_to REVERSE)
+    if(_fa_from GREATER_EQUAL 0 AND _fa_to GREATER _fa_from)
+        math(EXPR _fa_from "${_fa_from} + 51")
+        math(EXPR _fa_len "${_fa_to} - ${_fa_from} + 1")
+        string(SUBSTRING "${_fa_ld_out}" ${_fa_from} ${_fa_len} _fa_script)
+        string(FIND "${_fa_script}" "${_fa_rule}" _fa_rule_at)
+        string(FIND "${_fa_script}" "${_fa_bss_rule}" _fa_bss_at)
+    endif()
+endif()
+
+if(_fa_rule_at LESS 0 OR _fa_bss_at LESS 0)
+    message(STATUS "fitalloc: the linker's default script is not the expected one: "
+                   "code in link order (cmake/hot-text.cmake)")
+else()
+    # Constructors, destructors and the C runtime's code (crtbeginS.o, libc_nonshared.a's
+    # pthread_atfork) run in every process.
+    set(_fa_hot "    /* fitalloc: the default mode's code (cmake/hot-text.cmake) */\n"
+                "    *(.text.startup .text.startup.*)\n"
+                "    *(.text.exit .text.exit.*)\n"
+                "    *crtbeginS.o(.text .text.*)\n"
+                "    *libc_nonshared.a:*(.text .text.*)\n")
+    file(STRINGS "${_fa_hot_list}" _fa_names REGEX "^[A-Za-z_]")
+    foreach(name IN LISTS _fa_names)
+        list(APPEND _fa_hot "    *(.text.${name})\n")
+    endforeach()
+    string(JOIN "" _fa_hot ${_fa_hot})
+    string(REPLACE "${_fa_rule}" "${_fa_hot}${_fa_rule}" _fa_script "${_fa_script}")
+    # The zero-initialised variables of every object first, the large arrays after them
+    # (FA_BSS_APART, src/platform/compiler.h: .bss.fa_apart), not in the order of the objects.
+    string(REPLACE "${_fa_bss_rule}"
+        "   *(.bss)\n   /* fitalloc: FA_BSS_APART's arrays last */\n${_fa_bss_rule}"
+        _fa_script "${_fa_script}")
+    set(_fa_script_file "${PROJECT_BINARY_DIR}/hot-text.ld")
+    file(WRITE "${_fa_script_file}.new" "${_fa_script}")
+    configure_file("${_fa_script_file}.new" "${_fa_script_file}" COPYONLY)
+    target_link_options(fitalloc PRIVATE "LINKER:-T,${_fa_script_file}" "LINKER:-fini=fa_no_fini")
+    set_property(TARGET fitalloc APPEND PROPERTY LINK_DEPENDS "${_fa_script_file}")
+endif()
