@@ -24,7 +24,7 @@ static inline __attribute__((always_inline)) fa_block_t *fa_direct_pop(fa_page_t
     page->free = next;
     /* The next malloc of this size reads the next block's link: fetch its line now. In a heap
      * whose blocks are freed at random (a cache that evicts), a page's free list holds blocks
-     * freed long ago, out of the cache, and that read was the most of malloc's time. A
+     * freed long ago, out of the cache, and malloc waited on that read (docs/design.md). A
      * prefetch never faults, so the list's end and a corrupt link are harmless here. */
     __builtin_prefetch(next, 1);
     block->mark = 0;

@@ -170,11 +170,11 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
  * frees are spread over many pages (Redis evicting keys at random), a page served one malloc
  * and went full again: a slow malloc, a slow free and two moves per block. The blocks a full
  * page gathers short of the point wait there, unused: at most a 16th of its memory, and no
- * more than 15 blocks (a 16th of a page of 16-byte blocks, 256 of them, cost larson 6 % of
- * its peak RSS). */
+ * more than 15 blocks (a 16th of a page of 16-byte blocks, 256 of them, cost peak RSS:
+ * docs/design.md, "Full pages come back with a 16th of their blocks free"). */
 #define FA_FULL_RETURN_SHIFT 4
 #define FA_FULL_RETURN_MAX 16
-static inline uint16_t fa_full_return_blocks(const fa_page_t *page)
+static inline uint16_t full_return_blocks(const fa_page_t *page)
 {
     uint16_t blocks = (uint16_t)(page->reserved >> FA_FULL_RETURN_SHIFT);
     return blocks > FA_FULL_RETURN_MAX ? FA_FULL_RETURN_MAX : blocks ? blocks : 1;
@@ -189,12 +189,12 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
     queue_remove(&heap->queues[page->bin], page);
     queue_push_back(&heap->full, page);
     /* The owner's frees stay on the fast path, onto `local`, until the page has
-     * fa_full_return_blocks of them to hand out: its `used` counts down to that point.
+     * full_return_blocks of them to hand out: its `used` counts down to that point.
      * A page that frees slowly keeps thread word 0 and comes back at its first free, and so
      * does every page with meshing on: the pages a full page's held blocks keep from the
      * sparse trigger's count cost the Redis study's server more mesher work and memory
      * (docs/design.md, "Full pages come back with a 16th of their blocks free"). */
-    uint16_t back = fa_full_return_blocks(page);
+    uint16_t back = full_return_blocks(page);
     if (!_fa_mesh_on && !fa_page_frees_slowly(page) && page->used > back) {
         page->full_offset = (uint16_t)(page->used - back);
         page->used = back;

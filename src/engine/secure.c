@@ -39,12 +39,10 @@
  * blocks up to FA_FILL_WHOLE bytes (the class of a 4 KiB request with its trailer), the first
  * FA_FILL_SPAN bytes after the link and mark of bigger ones, or every block whole with
  * FITALLOC_SECURE_ZERO, whose point is that nothing of the old contents is left. The fill
- * (memset) and its check (all_bytes) cost in proportion to what they cover: whole blocks up
- * to 8 KiB cost churn-wide a quarter more CPU time than up to 4.5 KiB; the first 4.5 KiB of
- * every bigger block instead of its first KiB cost ece650-fit-large 1.6 times its CPU time
- * and 1.4 times its peak RSS (the second page of each block touched). So the pages of a large
- * medium block that the program never touches stay untouched (and out of its resident
- * memory). */
+ * (memset) and its check (all_bytes) cost in proportion to what they cover, and a longer span
+ * over every bigger block would touch pages of it the program never does (docs/security.md
+ * gives the measurements behind both bounds). So the pages of a large medium block that the
+ * program never touches stay untouched (and out of its resident memory). */
 #define FA_CANARY_SPAN 64
 #define FA_FILL_WHOLE 4608
 #define FA_FILL_SPAN 1024
@@ -100,8 +98,8 @@ static uintptr_t size_word(uintptr_t block, size_t n)
  * that may overlap; longer ones 64 bytes a step in 16-byte vectors (SSE2 on any x86-64, NEON
  * on aarch64), the differences or-ed into two accumulators kept in registers and tested once
  * at the end, the last 64 bytes read again from the range's end (overlapping) rather than in
- * a tail loop. A 32-byte vector type was slower: without AVX the compiler kept it on the
- * stack, and each step waited for its own store (a 4 KiB check took 85 % of loop:4k). */
+ * a tail loop. Not a 32-byte vector type: without AVX the compiler keeps it on the stack, and
+ * each step waits for its own store (docs/security.md). */
 static inline uint64_t load8(const uint8_t *p)
 {
     uint64_t w;
@@ -445,9 +443,9 @@ static void release_oldest(struct fa_quarantine *q)
 
 /* The quarantines holding blocks, and the bytes each may hold. Each thread holds up to
  * FITALLOC_QUARANTINE bytes while few threads do; with more, the quarantines share
- * FA_QUARANTINE_SHARED times that, down to a sixteenth of it each: a quarantine per thread
- * made secure mode's peak RSS 3.4 times the default mode's with 32 threads of small blocks
- * (cs33-t1: 13 MB, up to 8 MiB of them in 32 quarantines; 8.4 MB shared). A block stays
+ * FA_QUARANTINE_SHARED times that, down to a sixteenth of it each: with a full quarantine per
+ * thread, a program of many threads held many times the default mode's memory in them
+ * (docs/security.md: CS33's 32 threads). A block stays
  * there until the thread's next frees push it out, whatever the limit: the newest one never
  * leaves at once. */
 #define FA_QUARANTINE_SHARED 2
@@ -691,8 +689,8 @@ void _fa_secure_large_setup(fa_segment_t *seg, size_t n)
 /* A large block grown within its mapping (a buffer grown step by step: the mapping keeps an
  * eighth of headroom when it grows): only its tail guard moves, and not at all while the
  * block's end stays in the same page. Resizing the mapping to fit each time, as below, gave
- * the headroom back at one step and grew the mapping again at the next: the bench's realloc
- * made 25,000 munmap and 25,000 mremap calls, and 191,000 mprotect calls. */
+ * the headroom back at one step and grew the mapping again at the next, three system calls
+ * and more for every step of a growing buffer (docs/security.md, large blocks' guards). */
 static void grow_within(fa_segment_t *seg, size_t n)
 {
     uintptr_t old_tail, new_tail;

@@ -186,7 +186,8 @@ typedef struct fa_page_s {
      * so that the owner's frees that leave it with a few blocks to hand out take `used` to 0
      * and the free fast path's one test hands it back to the slow path, which returns it to
      * its queue; one block at a time, a fragmented heap's pages came back to be taken at the
-     * next malloc and go full again (docs/design.md, "Full pages"). 0: no offset. */
+     * next malloc and go full again (docs/design.md, "Full pages come back with a 16th of their
+     * blocks free"). 0: no offset. */
     uint16_t full_offset;
     uint8_t pad2[2];
     /* line 2: written by other threads */
