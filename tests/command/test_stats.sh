@@ -52,6 +52,12 @@ grep -Eq "^  mallocs +$(thousands "$mallocs")$" "$WORK/out" ||
     fail "stats: no 'mallocs $mallocs' row: $(cat "$WORK/out")"
 expect_in "$WORK/out" "fragmentation (free / heap)" "lab fragmentation"
 expect_in "$WORK/out" "internal fragmentation (granted / requested)" "lab internal fragmentation"
+# The two heap sizes say what they count, so that the smaller max heap does not look wrong.
+for field in "max_heap:max heap (payloads, headers excluded)" "heap_bytes:heap bytes (headers included)"; do
+    bytes=$(json_field "$WORK/lab.err" fitalloc_lab "${field%%:*}")
+    grep -Fq "  ${field#*:}  " "$WORK/out" && grep -Eq "\($(thousands "$bytes") bytes\)$" "$WORK/out" ||
+        fail "stats: no '${field#*:}' row of $bytes bytes: $(cat "$WORK/out")"
+done
 grep -Eq "^ +block +mallocs +requested +granted$" "$WORK/out" ||
     fail "stats: no lab size classes' header: $(cat "$WORK/out")"
 
