@@ -16,7 +16,7 @@
 # --quick runs (a) only. Stops at the first failure. The last line is
 # "N passed, 0 failed", with ", K skipped" added when K is not 0: tests that exited with 77, and
 # stages or parts of one that could not run here (the aarch64 stage, leak detection), each named
-# on a "skipped:" line just before it.
+# on a "skipped:" line just before it (a test with the reason it printed: tools/skip-reasons.sh).
 # FITALLOC_TEST_SIZE (smoke by default, or real) is passed to the tests.
 set -euo pipefail
 
@@ -55,6 +55,7 @@ passed=0
 failed=0
 skipped=0
 skipped_stages=() # what could not run here, each counted in $skipped
+skipped_tests=()  # "skipped: NAME: REASON" of each test that exited with 77
 start=$SECONDS
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-test.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
@@ -68,6 +69,9 @@ skip_stage() {
 
 summary() { # the closing line CI reads
     local line="$passed passed, $failed failed" stage
+    for stage in "${skipped_tests[@]}"; do
+        echo "$stage"
+    done
     for stage in "${skipped_stages[@]}"; do
         echo "skipped: $stage"
     done
@@ -117,6 +121,16 @@ run_ctest() {
         failed=$((failed + nfailed))
         skipped=$((skipped + nskipped))
         passed=$((passed + total - nfailed - nskipped))
+    fi
+    # ctest prints no output of a skipped test: each one's reason, from its own output.
+    if ((nskipped > 0)); then
+        local reasons
+        reasons=$(bash "$root/tools/skip-reasons.sh" "$log" "$root/$dir/Testing/Temporary/LastTest.log") ||
+            die "could not read why the tests of $dir skipped"
+        if [[ -n "$reasons" ]]; then
+            echo "$reasons"
+            mapfile -t -O "${#skipped_tests[@]}" skipped_tests <<<"$reasons"
+        fi
     fi
     if ((rc != 0)); then
         [[ -n "$counts" ]] || failed=$((failed + 1)) # ctest itself failed (no tests, ...)
