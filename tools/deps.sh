@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian 12 packages fitalloc's commands need, in one place:
-#   bash tools/deps.sh test|bench [--if-missing]
+#   bash tools/deps.sh test|bench|package [--if-missing]
 #
 # test   what tools/test.sh needs (compilers, cmake, sanitizer runtimes, clang-format, valgrind,
 #        clang with libFuzzer (libclang-rt-14-dev) for the fuzz tests, Python with matplotlib for
@@ -13,6 +13,9 @@
 #        for the replay study's programs, redis-server and redis-tools for the Redis study and
 #        the replay study's server, and z3 for the smt case of -w issue12; the bench runs
 #        without them)
+# package what tools/package.sh needs to build the Debian packages (compilers, cmake, dpkg-dev,
+#        pandoc and help2man for the manual pages) and to test them (lintian, python3 and
+#        python3-matplotlib, which fitalloc-tools depends on)
 #
 # Without --if-missing: apt-get update and install them all (CI). With --if-missing: install
 # only when some are missing, and only if we are root or have password-less sudo; otherwise
@@ -34,8 +37,12 @@ bench)
     needed=("${build[@]}" python3 time)
     wanted=(python3-matplotlib "${peers[@]}" sqlite3 git xz-utils redis-server redis-tools z3)
     ;;
+package)
+    needed=("${build[@]}" git dpkg-dev pandoc help2man lintian python3 python3-matplotlib)
+    wanted=()
+    ;;
 *)
-    echo "usage: bash tools/deps.sh test|bench [--if-missing]" >&2
+    echo "usage: bash tools/deps.sh test|bench|package [--if-missing]" >&2
     exit 2
     ;;
 esac

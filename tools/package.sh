@@ -4,7 +4,9 @@
 # Builds build-deb/ (Release, prefix /usr, -DFITALLOC_DEB=ON, no tests) and makes the packages
 # with CPack (cpack -G DEB, cmake/packaging.cmake) in build-deb/packages/: libfitalloc0 (the
 # library), libfitalloc-dev (headers, static library, pkg-config and CMake files) and
-# fitalloc-tools (the fitalloc command, fitalloc-replay). Needs dpkg-dev, pandoc and help2man.
+# fitalloc-tools (the fitalloc command, fitalloc-replay). First installs the Debian packages it
+# needs when they are missing (tools/deps.sh package: dpkg-dev, pandoc, help2man, lintian, ...),
+# as root or with password-less sudo; otherwise it fails and names the apt-get line.
 #
 # --test then checks them, in about a minute: lintian (no error; its warnings are printed),
 # install them, preload a real program from the installed path, compile against libfitalloc-dev
@@ -14,7 +16,8 @@
 #   - otherwise, or FITALLOC_DEB_INSTALL=scratch: unpacked (dpkg -x) into a scratch root, and
 #     the checks reach it with LD_LIBRARY_PATH, PKG_CONFIG_SYSROOT_DIR, CMAKE_PREFIX_PATH.
 # /etc/ld.so.preload is never touched (README: "Whole machine"); the test checks it is unchanged.
-# Exit status: 0 passed, 1 failed, 77 skipped (a tool is missing; the line says which).
+# Exit status: 0 passed, 1 failed (a tool missing too), 77 skipped (the install on this machine
+# cannot be done: not root, or the packages are already installed; the line says why).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,7 +29,7 @@ case "${1:-}" in
 "") ;;
 --test) test=1 ;;
 -h | --help)
-    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 *)
@@ -45,9 +48,12 @@ skip() {
 }
 step() { echo "--- $*"; }
 
+# On a fresh Debian machine (as root or with password-less sudo) this installs what is missing.
+bash "$root/tools/deps.sh" package --if-missing ||
+    fail "the Debian packages it needs are missing (tools/deps.sh package names them above)"
 for tool in cmake cpack ninja dpkg-deb dpkg-shlibdeps pandoc help2man gzip; do
     command -v "$tool" >/dev/null ||
-        skip "$tool not found (apt-get install cmake ninja-build dpkg-dev pandoc help2man)"
+        fail "$tool not found (apt-get install cmake ninja-build dpkg-dev pandoc help2man)"
 done
 
 # Dates in the packages (changelog, manual pages): the last commit's, so that the same commit
@@ -78,9 +84,9 @@ for deb in "${debs[@]}"; do echo "${deb#"$root"/}"; done
 ((test)) || exit 0
 
 # ---------------------------------------------------------------------------
-command -v lintian >/dev/null || skip "lintian not found (apt-get install lintian)"
-command -v pkg-config >/dev/null || skip "pkg-config not found (apt-get install pkg-config)"
-[[ -x /usr/bin/python3 ]] || skip "/usr/bin/python3 not found: the installed command needs it"
+command -v lintian >/dev/null || fail "lintian not found (apt-get install lintian)"
+command -v pkg-config >/dev/null || fail "pkg-config not found (apt-get install pkg-config)"
+[[ -x /usr/bin/python3 ]] || fail "/usr/bin/python3 not found: the installed command needs it"
 
 mode=${FITALLOC_DEB_INSTALL:-auto}
 if [[ "$mode" == auto ]]; then

@@ -12,7 +12,7 @@
 #       compiled tests under qemu-aarch64, but those tests/qemu-excluded.txt names; skipped,
 #       with a line saying why, without the cross compiler, qemu-user or (as root) binfmt_misc
 #   (g) Debian packages in build-deb/: tools/package.sh --test (cpack, lintian, install, use,
-#       remove); skipped, with a line saying why, when a tool it needs is missing
+#       remove); skipped, with a line saying why, when it cannot install them on this machine
 # --quick runs (a) only. Stops at the first failure. The last line is
 # "N passed, 0 failed", with ", K skipped" added when K is not 0: tests that exited with 77, and
 # stages or parts of one that could not run here (the aarch64 stage, leak detection), each named

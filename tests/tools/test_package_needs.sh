@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# tools/package.sh installs what it needs through tools/deps.sh, as the other commands do, and
+# fails, naming the tool, when one is still missing after that; it no longer skips (77). Here
+# pandoc is taken out of PATH while its Debian package stays installed (so tools/deps.sh has
+# nothing to install): the command must stop at once with status 1 and say so.
+set -euo pipefail
+work="$FITALLOC_BUILD_DIR/tests/tools/package-needs"
+rm -rf "$work"
+mkdir -p "$work/bin"
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+installed() { [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == *"ok installed"* ]]; }
+command -v dpkg-query >/dev/null || { echo "no dpkg on this machine: skipped"; exit 77; }
+for p in pandoc help2man dpkg-dev; do
+    installed "$p" || { echo "$p is not installed (tools/deps.sh package installs it): skipped"; exit 77; }
+done
+
+# Every command of the system but pandoc.
+for dir in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+    for tool in "$dir"/*; do
+        name=${tool##*/}
+        [[ "$name" == pandoc || -e "$work/bin/$name" ]] || ln -s "$tool" "$work/bin/$name"
+    done
+done
+rc=0
+PATH="$work/bin" bash "$FITALLOC_SOURCE_DIR/tools/package.sh" >"$work/out" 2>&1 || rc=$?
+((rc == 1)) || fail "without pandoc, tools/package.sh exited with $rc, not 1: $(cat "$work/out")"
+grep -q "FAIL: pandoc not found" "$work/out" || fail "the message does not name pandoc: $(cat "$work/out")"
+! grep -q "skipped" "$work/out" || fail "tools/package.sh still skips: $(cat "$work/out")"
+echo "tools/package.sh without pandoc: $(cat "$work/out")"
