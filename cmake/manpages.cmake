@@ -3,6 +3,9 @@
 #   fitalloc(3)         preloading, the options and the fa_* API: include/fitalloc.h and
 #                       docs/options.md, by pandoc
 #   fitalloc-replay(1)  its --help, by help2man
+# The pages are for the installed system: the filter (cmake/man/man.lua) leaves out what docs/
+# says of the source tree (citations of its files, sections headed "In the source tree");
+# tests/docs/test_man_pages.sh checks it.
 # cmake/man/ holds each page's NAME line and pandoc's filter (man.lua). Installed gzip'ed
 # (gzip -9n, as Debian wants) in share/man: fitalloc.1 with the tools component, fitalloc.3 with
 # devel, fitalloc-replay.1 with tools. FITALLOC_MANPAGES: AUTO makes them when pandoc and

@@ -1,11 +1,18 @@
--- pandoc filter that turns a page of docs/ into a section of a manual page:
+-- pandoc filter that turns a page of docs/ into a section of a manual page, for the installed
+-- system (the docs are written for readers of the sources):
 -- * the page's title (a level-1 heading not in capitals: "# Options") becomes the section named
 --   by the metadata field doc-section ("ENVIRONMENT"); its level-2 headings are subsections;
+-- * a section headed "In the source tree" (where the code, the tests and the build directory
+--   are) is left out, with its subsections;
+-- * a citation of the sources (a link to another page of the docs; docs/x.md, x.md, or a path
+--   under src/, tests/, tools/, bench/, python/, cmake/, build/) is left out with what it
+--   belongs to: the parentheses around it ("(docs/design.md, "Meshing")"), or the part of them
+--   after a colon or semicolon ("(its range stays reserved: [design.md](design.md))"), or else
+--   its clause ("; [lab.md](lab.md) explains the lab." and "[trace.md](trace.md) has ...");
 -- * a table becomes a definition list, the classic form of a manual page (tables with long
 --   cells do not fit a terminal): a row's first cell is the term; its middle cells, each
 --   with its column's name ("kind: size; default: 64M"), and its last cell the definition;
--- * a link to another file of the docs (design.md, ../README.md) has no target in a manual
---   page: only its text stays. Web links stay.
+-- * a link to another file has no target in a manual page: only its text stays. Web links stay.
 local section
 
 function Meta(meta)
@@ -59,10 +66,184 @@ function Table(tbl)
   return pandoc.DefinitionList(items)
 end
 
+local function is_local(target)
+  return not target:match("^%a[%w+.-]*:")
+end
+
+local source_dirs = {"src/", "tests/", "tools/", "bench/", "python/", "cmake/", "build/", "docs/"}
+
+local function is_source_path(text)
+  text = text:gsub("[,.;:]+$", "")
+  if text:match("^[%w._/-]+%.md$") then
+    return true
+  end
+  for _, dir in ipairs(source_dirs) do
+    if text:sub(1, #dir) == dir then
+      return true
+    end
+  end
+  return false
+end
+
+local function is_citation(el)
+  if el.t == "Link" then
+    return is_local(el.target)
+  end
+  return (el.t == "Str" or el.t == "Code") and is_source_path(el.text)
+end
+
+local function is_piece(el, text)
+  return el and el.t == "Str" and el.text == text
+end
+
+local function ends_sentence(el)
+  return el and el.t == "Str" and el.text:match("%.$") ~= nil
+end
+
+-- Str elements cut at ( ) : ; so that a citation's parentheses and clause can be found.
+local function split_punctuation(inlines)
+  local out = pandoc.List()
+  for _, el in ipairs(inlines) do
+    if el.t == "Str" and el.text:find("[():;]") and not is_source_path(el.text) then
+      for piece in el.text:gmatch("[():;]?[^():;]*") do
+        if piece ~= "" then
+          local head = piece:sub(1, 1)
+          if head:match("[():;]") and #piece > 1 then
+            out:insert(pandoc.Str(head))
+            out:insert(pandoc.Str(piece:sub(2)))
+          else
+            out:insert(pandoc.Str(piece))
+          end
+        end
+      end
+    else
+      out:insert(el)
+    end
+  end
+  return out
+end
+
+local function remove(list, from, to)
+  for _ = from, to do
+    list:remove(from)
+  end
+end
+
+-- Leave out the citation at index c with what it belongs to; false if nothing could go.
+local function drop_citation(list, c)
+  local open, close, sep, depth, sentence_start = nil, nil, nil, 0, false
+  for i = c - 1, 1, -1 do
+    if depth == 0 and ends_sentence(list[i]) then
+      sentence_start = true
+    end
+    if is_piece(list[i], ")") then
+      depth = depth + 1
+    elseif is_piece(list[i], "(") then
+      if depth == 0 then
+        open = i
+        break
+      end
+      depth = depth - 1
+    elseif depth == 0 and not sep and not sentence_start
+        and (is_piece(list[i], ":") or is_piece(list[i], ";")) then
+      sep = i
+    end
+  end
+  depth = 0
+  for i = c + 1, #list do
+    if is_piece(list[i], "(") then
+      depth = depth + 1
+    elseif is_piece(list[i], ")") then
+      if depth == 0 then
+        close = i
+        break
+      end
+      depth = depth - 1
+    end
+  end
+  if open and close then
+    if sep and sep > open then
+      remove(list, sep, close - 1)
+    else
+      if list[open - 1] and list[open - 1].t == "Space" then
+        open = open - 1
+      end
+      remove(list, open, close)
+    end
+    return true
+  end
+  -- Not in parentheses: its clause, from the colon or semicolon before it (or the sentence's
+  -- start) to the end of its sentence, whose full stop stays after a colon or semicolon.
+  local last = c
+  while last < #list and not ends_sentence(list[last]) do
+    last = last + 1
+  end
+  if sep then
+    remove(list, sep, last)
+    list:insert(sep, pandoc.Str("."))
+  else
+    local first = c
+    while first > 1 and not ends_sentence(list[first - 1]) do
+      first = first - 1
+    end
+    -- the space between it and the next sentence goes with it
+    if first == 1 and list[last + 1] and list[last + 1].t == "Space" then
+      last = last + 1
+    end
+    remove(list, first, last)
+  end
+  return true
+end
+
+local function drop_citations(inlines)
+  local list = split_punctuation(inlines)
+  local found = false
+  for _, el in ipairs(list) do
+    if is_citation(el) then
+      found = true
+      break
+    end
+  end
+  if not found then
+    return nil
+  end
+  local i = 1
+  while i <= #list do
+    if is_citation(list[i]) then
+      drop_citation(list, i)
+      i = 1
+    else
+      i = i + 1
+    end
+  end
+  return list
+end
+
+-- The blocks of a section headed "In the source tree", up to the next heading of its level
+-- or above, are left out.
+local function drop_source_sections(blocks)
+  local out, skip_level = pandoc.List(), nil
+  for _, block in ipairs(blocks) do
+    if block.t == "Header" then
+      if skip_level and block.level <= skip_level then
+        skip_level = nil
+      end
+      if not skip_level and pandoc.utils.stringify(block.content) == "In the source tree" then
+        skip_level = block.level
+      end
+    end
+    if not skip_level then
+      out:insert(block)
+    end
+  end
+  return out
+end
+
 function Link(link)
-  if not link.target:match("^%a[%w+.-]*:") then
+  if is_local(link.target) then
     return link.content
   end
 end
 
-return {{Meta = Meta}, {Header = Header, Table = Table, Link = Link}}
+return {{Meta = Meta}, {Blocks = drop_source_sections}, {Inlines = drop_citations},
+        {Header = Header, Table = Table, Link = Link}}
