@@ -87,9 +87,10 @@ def engine_main(args: argparse.Namespace, places: locate.Places) -> int:
             raise CommandError(f"fitalloc-replay gave no row named {config}")
         pm = pagemap.load(tmp, config)
     text = (f"{os.path.basename(args.trace)} replayed under the fast engine"
-            f"{' with meshing' if args.mesh else ''}: peak {human_bytes(row['peak_heap'])}")
+            f"{' with meshing' if args.mesh else ''}: peak committed "
+            f"{human_bytes(row['peak_heap'])} (purging deferred in a replay)")
     try:
-        what = pagemap.draw(pm, text, out, plt)
+        what = pagemap.draw(pm, text, out, plt, row["peak_heap"])
     except (OSError, ValueError) as e:
         raise CommandError(f"{out}: cannot write the image ({e})") from None
     print(f"{out}: {what}", file=sys.stderr)

@@ -7,8 +7,12 @@ series (CONFIG.series.csv). Drawn in three panels sharing the operation axis:
   lab's maps colour blocks), mixed with blue by the share of its memory meshing took away
   (frames sharing a physical page with another page's, or given back with no live block);
   white where the page is not in use;
-- the engine's memory (its committed bytes: meshed pages counted once) and the live bytes;
-- the bytes of pages meshed and given back."""
+- the engine's memory (its committed bytes: meshed pages counted once) at each sample point,
+  after that point's mesh pass, its peak over every operation (which a sample may miss, and
+  which comes before the mesh passes), and the live bytes;
+- the bytes of pages meshed and given back.
+The replay defers purging (docs/replay.md, "The engine row"): nothing goes back to the OS but
+what meshing gives back."""
 
 from __future__ import annotations
 
@@ -88,8 +92,9 @@ def colours(pm: PageMap, plt) -> np.ndarray:
     return rgb
 
 
-def draw(pm: PageMap, title: str, out: str, plt) -> str:
-    """Write the image; a one-line summary of what it shows."""
+def draw(pm: PageMap, title: str, out: str, plt, peak: float) -> str:
+    """Write the image; a one-line summary of what it shows. `peak`: the engine's peak
+    committed bytes over every operation (the replay row's peak_heap)."""
     fig, (top, mid, bottom) = plt.subplots(
         3, 1, figsize=(12, 8), sharex=True, gridspec_kw={"height_ratios": [5, 1.6, 1.6]})
     xmax = float(pm.ops[-1] + 1)
@@ -99,8 +104,11 @@ def draw(pm: PageMap, title: str, out: str, plt) -> str:
     top.set_title(title + "\ncolour: share of a page's blocks in use (viridis: dark purple "
                   "empty, yellow full), tinted blue by the share of its memory meshed or given "
                   "back", fontsize=9, loc="left")
-    mid.plot(pm.ops, pm.heap / 2**20, label="engine memory (meshed pages once)")
+    mid.plot(pm.ops, pm.heap / 2**20,
+             label="engine memory at each sample point (committed; meshed pages once)")
     mid.plot(pm.ops, pm.live / 2**20, label="live bytes")
+    mid.axhline(peak / 2**20, color="tab:red", ls="--", lw=0.8,
+                label=f"peak committed, at any operation: {human_bytes(peak)}")
     mid.set_ylabel("MiB")
     mid.legend(fontsize=8, loc="upper left")
     bottom.plot(pm.ops, pm.shared / 2**20, label="in pages sharing physical memory",
@@ -114,5 +122,7 @@ def draw(pm: PageMap, title: str, out: str, plt) -> str:
     plt.close(fig)
     end = len(pm.ops) - 1
     return (f"{pm.config}, {int(pm.ops[-1]) + 1:,} operations, {pm.pages:,} pages; at the end "
-            f"{human_bytes(pm.heap[end])} held for {human_bytes(pm.live[end])} live, "
-            f"{human_bytes(pm.shared[end])} in meshed pages")
+            f"{human_bytes(pm.heap[end])} committed for {human_bytes(pm.live[end])} live, "
+            f"{human_bytes(pm.shared[end])} in meshed pages; peak {human_bytes(peak)} "
+            f"committed at any operation, {human_bytes(pm.heap.max())} at the sample points; "
+            f"purging deferred")

@@ -38,6 +38,9 @@ expect_png mesh.png 10000 "map of the engine with meshing"
 expect_in "$WORK/err" "engine-mesh, " "map --engine --mesh: summary"
 expect_in "$WORK/err" "B in meshed pages" "map --engine --mesh: summary"
 expect_not_in "$WORK/err" " 0 B in meshed pages" "map --engine --mesh: something meshed"
+# Its figures say what they are: the end and the peak, committed, with purging deferred.
+expect_in "$WORK/err" "committed at any operation" "map --engine --mesh: the peak named"
+expect_in "$WORK/err" "at the sample points; purging deferred" "map --engine --mesh: the curve named"
 
 run_cmd map t.fat --engine -o plain.png
 expect_rc 0 "map --engine"

@@ -14,7 +14,7 @@ expect_rc 0 "replay"
     fail "replay: fitalloc-replay got: $(last_replay_args | tr '\n' ' ')"
 expect_in "$WORK/out" "trace t.fat: 2,000 records, 1 threads" "the table's heading"
 head -n 2 "$WORK/out" | tail -n 1 | grep -Eq '^config +ops +peak heap' || fail "the table's header"
-configs=$(awk 'NR > 3 { print $1 }' "$WORK/out" | tr '\n' ' ')
+configs=$(awk 'NR > 3 && !NF { exit } NR > 3 { print $1 }' "$WORK/out" | tr '\n' ' ')
 [ "$configs" = "first next best worst segregated tlsf buddy slab " ] || fail "the table's rows: $configs"
 
 run_cmd replay t.fat --policy first,best --index list --engine --samples 50
@@ -22,9 +22,15 @@ expect_rc 0 "replay with options"
 [ "$(last_replay_args | tr '\n' ' ')" = \
     "t.fat --policy first,best --index list --json --engine --samples 50 " ] ||
     fail "replay with options: fitalloc-replay got: $(last_replay_args | tr '\n' ' ')"
-configs=$(awk 'NR > 3 { print $1 }' "$WORK/out" | tr '\n' ' ')
+configs=$(awk 'NR > 3 && !NF { exit } NR > 3 { print $1 }' "$WORK/out" | tr '\n' ' ')
 [ "$configs" = "first-list best-list engine " ] || fail "the rows with options: $configs"
 grep -Eq '^engine .* - +- +- +- +- +- ' "$WORK/out" || fail "the engine row has no '-' cells"
+# The engine's heap says what it is (committed, purging deferred), under the table only then.
+expect_in "$WORK/out" "engine: heap = the fast engine's committed bytes, with purging deferred" \
+    "replay --engine: the engine's note"
+run_cmd replay t.fat --policy first --samples 50
+expect_rc 0 "replay without --engine"
+expect_not_in "$WORK/out" "purging deferred" "replay without --engine: no engine note"
 
 # --json: the replay's document; --csv: its fields, empty for null.
 run_cmd replay t.fat --engine --json
