@@ -129,40 +129,50 @@ local function remove(list, from, to)
   end
 end
 
--- Leave out the citation at index c with what it belongs to; false if nothing could go.
-local function drop_citation(list, c)
-  local open, close, sep, depth, sentence_start = nil, nil, nil, 0, false
-  for i = c - 1, 1, -1 do
-    if depth == 0 and ends_sentence(list[i]) then
-      sentence_start = true
+-- The index of the parenthesis that encloses the element at c: the "(" before it (step -1) or
+-- the ")" after it (step 1); nil outside parentheses.
+local function enclosing(list, c, step)
+  local want, other = "(", ")"
+  if step > 0 then
+    want, other = ")", "("
+  end
+  local depth, i = 0, c + step
+  while list[i] do
+    if is_piece(list[i], other) then
+      depth = depth + 1
+    elseif is_piece(list[i], want) then
+      if depth == 0 then
+        return i
+      end
+      depth = depth - 1
     end
-    if is_piece(list[i], ")") then
+    i = i + step
+  end
+end
+
+-- The colon or semicolon before the element at c, after `open` and in the same sentence and
+-- depth of parentheses; nil if none.
+local function separator(list, c, open)
+  local depth = 0
+  for i = c - 1, (open or 0) + 1, -1 do
+    if depth == 0 and ends_sentence(list[i]) then
+      return nil
+    elseif is_piece(list[i], ")") then
       depth = depth + 1
     elseif is_piece(list[i], "(") then
-      if depth == 0 then
-        open = i
-        break
-      end
       depth = depth - 1
-    elseif depth == 0 and not sep and not sentence_start
-        and (is_piece(list[i], ":") or is_piece(list[i], ";")) then
-      sep = i
+    elseif depth == 0 and (is_piece(list[i], ":") or is_piece(list[i], ";")) then
+      return i
     end
   end
-  depth = 0
-  for i = c + 1, #list do
-    if is_piece(list[i], "(") then
-      depth = depth + 1
-    elseif is_piece(list[i], ")") then
-      if depth == 0 then
-        close = i
-        break
-      end
-      depth = depth - 1
-    end
-  end
+end
+
+-- Leave out the citation at index c with what it belongs to.
+local function drop_citation(list, c)
+  local open, close = enclosing(list, c, -1), enclosing(list, c, 1)
+  local sep = separator(list, c, open)
   if open and close then
-    if sep and sep > open then
+    if sep then
       remove(list, sep, close - 1)
     else
       if list[open - 1] and list[open - 1].t == "Space" then
@@ -170,7 +180,7 @@ local function drop_citation(list, c)
       end
       remove(list, open, close)
     end
-    return true
+    return
   end
   -- Not in parentheses: its clause, from the colon or semicolon before it (or the sentence's
   -- start) to the end of its sentence, whose full stop stays after a colon or semicolon.
@@ -192,7 +202,6 @@ local function drop_citation(list, c)
     end
     remove(list, first, last)
   end
-  return true
 end
 
 local function drop_citations(inlines)
