@@ -11,11 +11,12 @@ fail() {
     echo "FAIL: $*"
     exit 1
 }
-installed() { [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == *"ok installed"* ]]; }
 command -v dpkg-query >/dev/null || { echo "no dpkg on this machine: skipped"; exit 77; }
-for p in pandoc help2man dpkg-dev; do
-    installed "$p" || { echo "$p is not installed (tools/deps.sh package installs it): skipped"; exit 77; }
-done
+# What tools/package.sh needs, installed (as it would itself) before pandoc is hidden.
+bash "$FITALLOC_SOURCE_DIR/tools/deps.sh" package --if-missing >"$work/deps.log" 2>&1 || {
+    echo "the packages tools/package.sh needs are missing and cannot be installed here: skipped"
+    exit 77
+}
 
 # Every command of the system but pandoc.
 for dir in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
