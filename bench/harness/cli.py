@@ -13,7 +13,8 @@ import tempfile
 import time
 
 from . import allocators as al
-from . import frag_study, pathologies, plots, redis_study, replay_study, report, results, studies
+from . import frag_study, losses, machine_load, pathologies, plots, redis_study, replay_study
+from . import report, results, studies
 from . import study_programs
 from . import study_report, summary, table
 from .build import BuildError, build
@@ -328,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[Run] = []
     started = time.strftime("%Y-%m-%d %H:%M:%S")
     t0 = time.perf_counter()
+    load_before = machine_load.start()
     # WHY: a run that timed out would time out again; its other repetitions are FAILED
     # without running (scudo's realloc alone would otherwise take 3 x the timeout).
     timed_out: dict[tuple[str, str], int] = {}  # (case, allocator) -> repetition, from 1
@@ -346,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(run)
             progress.update(run)
     progress.finish()
+    load = machine_load.finish(load_before)
 
     summary.check_checksums(runs)
     cells = summary.summarize(runs)
@@ -363,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     short = summary.short_cases(cells, case_ids, ref)
     table_lines = table.main_table(cells, case_ids, names_of, ref, short)
     overall_lines = table.overall_table(overall, ref, overall_without, found)
+    ahead = losses.find(cells, case_ids, names_of)
     failed = [r for r in runs if not r.ok]
     print(f"size={args.size}, {args.reps} reps, interleaved; ratios are median/median vs {ref}\n")
     print("\n".join(table_lines))
@@ -385,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
                 "duration": fmt_duration(time.perf_counter() - t0),
                 "allocators": [{"name": a.name, "preload": a.preload, "env": a.env_text}
                                for a in all_allocs],
-                "lab_available": bool(labs), "notes": notes}
+                "lab_available": bool(labs), "notes": notes, "load": load}
         results.write_all(out_dir, runs, args.size, meta, cells, case_ids, names_of, ref, overall,
                           overall_without, found, short)
         study_doc, frag_lines = None, None
@@ -412,14 +416,18 @@ def main(argv: list[str] | None = None) -> int:
         made, plot_notes = ([], ["--no-plots"]) if args.no_plots else plots.make_all(
             os.path.join(out_dir, "plots"), cells, case_ids, [a.name for a in usable], names_of,
             ref, studies.load(), mean_ids)
-        report.write(os.path.join(out_dir, "report.md"), meta, overall_lines, table_lines, made,
-                     plot_notes, study_tables, runs,
+        report.write(os.path.join(out_dir, "report.md"), meta, overall_lines,
+                     losses.section(ahead, short), table_lines, made, plot_notes, study_tables,
+                     runs,
                      study_report.section(study_doc, study_skipped) if study_wanted else None,
                      study_failed, frag_lines,
                      redis_study.section(redis_doc, redis_skipped) if redis_wanted else None,
                      redis_failed)
         print(f"\nresults: {out_dir}/ (report.md, runs.csv, figures.csv, runs.json, "
               f"summary.json, plots/: {len(made)} PNG)")
+    # WHY last: the first thing a reader sees when the bench ends, not buried in the table.
+    print("\n".join(losses.terminal_lines(ahead)))
+    print("\n".join(machine_load.terminal_lines(load)))
     for f in study_failed:
         print(f"replay study FAILED: {f}")
     for f in redis_failed:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 import os
 
+from .palette import colour
+
+MARKERS = "osD^v<>ph*"
 from .summary import ratio
 
 
@@ -68,7 +71,7 @@ def time_rss(cells: dict, case_ids: list[str], allocs: list[str], ref: str,
                     xs.append(r)
             # WHY bars from 1: on a log axis a ratio is a distance from 1 (better / worse).
             ax.barh(ys, [x - 1 for x in xs], left=1, height=height, label=a,
-                    color=f"C{k}")
+                    color=colour(a))
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(FixedLocator([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10,
@@ -92,9 +95,9 @@ def scaling(cells: dict, sweep: list[tuple[str, int]], allocs: list[str], ops_ke
     if not sweep:
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(9, 5.5))
     drew = False
-    for a in allocs:
+    for k, a in enumerate(allocs):
         xs, ys, lo, hi = [], [], [], []
         for cid, n in sweep:
             c = cells.get((cid, a))
@@ -107,33 +110,48 @@ def scaling(cells: dict, sweep: list[tuple[str, int]], allocs: list[str], ops_ke
             lo.append(rate - ops / max(c.wall) / 1e6)
             hi.append(ops / min(c.wall) / 1e6 - rate)
         if xs:
-            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=a)
+            # WHY a marker each and fitalloc's lines on top: several allocators run at nearly
+            # the same rate, and their lines would otherwise hide one another.
+            ax.errorbar(xs, ys, yerr=[lo, hi], marker=MARKERS[k % len(MARKERS)], capsize=3,
+                        label=a, color=colour(a), zorder=3 if a.startswith("fitalloc") else 2)
             drew = True
     if not drew:
         plt.close(fig)
         return None
     ax.set_xscale("log", base=2)
+    # WHY log: the lab's configurations run tens of times slower than the rest; on a linear
+    # axis the fast allocators would share one crowded band at the top and the lab one at the
+    # bottom.
+    ax.set_yscale("log")
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+
+    ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xticks([n for _, n in sweep])
     ax.set_xticklabels([str(n) for _, n in sweep])
     ax.set_xlabel("threads (same total work)")
-    ax.set_ylabel("million malloc/free pairs per second (wall)")
+    ax.set_ylabel("million malloc/free pairs per second (wall, log scale): higher is better")
     ax.set_title(f"{sweep[0][0].split(':')[0]}: thread scaling (median, min–max)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     _save(fig, path)
     return ("Thread scaling of CS33 test 1: the same number of malloc/free pairs split over "
-            "1..32 threads, on this machine's cores.")
+            "1..32 threads, on this machine's cores; higher is better (log scale).")
 
 
-def id1206_hist(cells: dict, case: str, labs: list[str], path: str) -> str | None:
-    hists = [(a, cells[(case, a)].hists[0]) for a in labs
+def id1206_hist(cells: dict, case: str, configs: dict[str, str], path: str) -> str | None:
+    """configs: the study's panels, description -> lab configuration."""
+    hists = [(what, a, cells[(case, a)].hists[0]) for what, a in configs.items()
              if (case, a) in cells and cells[(case, a)].hists]
     if not hists:
         return None
     plt = _plt()
+    from matplotlib.ticker import MaxNLocator
+
     fig, axes = plt.subplots(len(hists), 1, figsize=(10, 3.2 * len(hists)), squeeze=False)
     limit = 800  # the study's figure: 8-byte bins; bigger blocks go into one last bar
-    for ax, (a, hist) in zip(axes[:, 0], hists):
+    for ax, (what, a, hist) in zip(axes[:, 0], hists):
         bins: dict[int, int] = {}
         big = 0
         for size, count in hist:
@@ -141,18 +159,22 @@ def id1206_hist(cells: dict, case: str, labs: list[str], path: str) -> str | Non
                 big += count
             else:
                 bins[size // 8 * 8] = bins.get(size // 8 * 8, 0) + count
-        ax.bar(list(bins), list(bins.values()), width=7, align="edge")
+        ax.bar(list(bins), list(bins.values()), width=7, align="edge", color=colour(a))
         if big:
-            ax.bar([limit + 8], [big], width=24, align="edge", color="tab:red",
+            ax.bar([limit + 8], [big], width=24, align="edge", color="black",
                    label=f"≥ {limit} B: {big}")
             ax.legend(fontsize="small")
-        ax.set_title(f"{a}: free blocks by size at the end of the run")
+        ax.set_title(f"{a}, {what}: free blocks by size at the end of the run")
         ax.set_xlabel("free block size (bytes, 8-byte bins)")
         ax.set_ylabel("free blocks")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(axis="y", alpha=0.3)
     _save(fig, path)
-    return ("ID1206: free-block histogram on the 64 KiB arena, without and with merging "
-            "(the study's Figure: small blocks dominate without merging).")
+    panels = "; ".join(f"{a} ({what})" for what, a, _ in hists)
+    return (f"ID1206: free-block histogram on the 64 KiB arena, one panel per configuration, "
+            f"top to bottom: {panels} (the study's Figure: small blocks dominate without "
+            "merging).")
 
 
 def ece650_frag(cells: dict, study: dict, path: str) -> str | None:
@@ -180,8 +202,7 @@ def ece650_frag(cells: dict, study: dict, path: str) -> str | None:
                 if y is not None and not math.isnan(y):
                     xs.append(i - 0.4 + (k + 0.5) * width)
                     ys.append(y)
-            ax.bar(xs, ys, width=width, alpha=color_alpha,
-                   color="tab:blue" if p == policies[0] else "tab:orange",
+            ax.bar(xs, ys, width=width, alpha=color_alpha, color=colour(study["labs"][p]),
                    label=f"{p} fit: {source}")
             k += 1
     ax.set_xticks(range(len(tests)))
@@ -222,7 +243,7 @@ def make_all(out_dir: str, cells: dict, case_ids: list[str], peers: list[str],
     add("scaling.png", scaling(cells, sweep, sweep_allocs, "pairs",
                                os.path.join(out_dir, "scaling.png")),
         "cs33-scaling did not run")
-    add("id1206_hist.png", id1206_hist(cells, "id1206", list(studies["id1206"]["configs"].values()),
+    add("id1206_hist.png", id1206_hist(cells, "id1206", studies["id1206"]["configs"],
                                        os.path.join(out_dir, "id1206_hist.png")),
         "needs id1206 under the lab configurations (the policy lab)")
     add("ece650_frag.png", ece650_frag(cells, studies["ece650-fit"],

@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import allocators as al
+from .palette import colour
 
 TITLE = "Redis with LRU eviction (Mesh's experiment)"
 # Mesh's experiment at scale 1; a study at scale s has s times the keys and the maxmemory.
@@ -406,19 +407,19 @@ def plot(doc: dict, path: str) -> tuple[str | None, str]:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     mib = 2**20
     for ax, k, what in ((axes[0], 1, "RSS (VmRSS)"), (axes[1], 2, "PSS (smaps_rollup)")):
-        for i, (name, r) in enumerate(lines):
+        for name, r in lines:
             ts = [s[0] for s in r["samples"]]
-            ax.plot(ts, [s[k] / mib for s in r["samples"]], label=name, color=f"C{i}",
+            ax.plot(ts, [s[k] / mib for s in r["samples"]], label=name, color=colour(name),
                     linewidth=1.2)
             # The end of the loads: the pause follows.
             end = min(r["samples"], key=lambda s: abs(s[0] - r["load_end_s"]))
-            ax.plot([end[0]], [end[k] / mib], marker="o", color=f"C{i}", markersize=4)
+            ax.plot([end[0]], [end[k] / mib], marker="o", color=colour(name), markersize=4)
         ax.axhline(doc["maxmemory"] / mib, color="black", linestyle="--", linewidth=0.8,
                    label="maxmemory")
         ax.set_title(f"{what}: loads, then a {doc['pause_s']:g} s pause")
         ax.set_xlabel("seconds since the first SET (dot: loads done)")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("MiB")
+    axes[0].set_ylabel("MiB (lower is better)")
     axes[1].legend(fontsize="small")
     plots._save(fig, path)
     return os.path.basename(path), ""

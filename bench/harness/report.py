@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import machine_load
 from .pathologies import FACTOR
 from .runner import Run
 from .summary import SHORT_S
@@ -29,22 +30,26 @@ def write_study_only(path: str, meta: dict, fragmentation: list[str], study: lis
         f.write("\n".join(out))
 
 
-def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str],
-          plots: list[tuple[str, str]], plot_notes: list[str],
+def write(path: str, meta: dict, overall_lines: list[str], ahead_lines: list[str],
+          table_lines: list[str], plots: list[tuple[str, str]], plot_notes: list[str],
           studies: list[tuple[str, str, list[str]]], runs: list[Run],
           study: list[str] | None = None, study_failed: list[str] | None = None,
           fragmentation: list[str] | None = None,
           redis: list[str] | None = None, redis_failed: list[str] | None = None) -> None:
-    """study: the replay study's section (study_report.py), None when it was not wanted;
-    study_failed: its failures, listed with the FAILED runs; fragmentation: the fragmentation
-    table computed from the replay study (frag_study.py); redis, redis_failed: the same for
-    the Redis study (redis_study.py)."""
+    """ahead_lines: the section "Where a peer is ahead" (losses.py); study: the replay study's
+    section (study_report.py), None when it was not wanted; study_failed: its failures,
+    listed with the FAILED runs; fragmentation: the fragmentation table computed from the
+    replay study (frag_study.py); redis, redis_failed: the same for the Redis study
+    (redis_study.py)."""
     out = [f"# fitalloc bench report — {meta['started']}", ""]
     out += [f"- command: `{meta['command']}`",
             f"- machine: {meta['machine']}",
             f"- size **{meta['size']}**, {meta['reps']} repetitions, interleaved (rotated order "
             f"per repetition); ratios are median / median vs **{meta['reference']}**",
-            f"- {meta['runs']} runs, {meta['failed']} FAILED, {meta['duration']}", ""]
+            f"- {meta['runs']} runs, {meta['failed']} FAILED, {meta['duration']}"]
+    if meta.get("load"):
+        out += machine_load.header_lines(meta["load"])
+    out.append("")
     out += ["| allocator | library | settings |", "|---|---|---|"]
     for a in meta["allocators"]:
         out.append(f"| {a['name']} | `{a['preload'] or '(glibc, no preload)'}` | "
@@ -63,6 +68,7 @@ def write(path: str, meta: dict, overall_lines: list[str], table_lines: list[str
             "others: when the peer is the reference it makes every other allocator look "
             "several times better. Only the table's cases are ever left out; any other outlier "
             "is named and kept in both means.", ""]
+    out += ahead_lines
     out += ["## All cases", "", "```", *table_lines, "```", ""]
     if any(line.startswith(f"{SHORT_MARK} short:") for line in table_lines):
         out += [f"Cases marked `{SHORT_MARK}` are short: under {SHORT_S:g} s under the "

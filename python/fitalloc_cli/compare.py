@@ -64,7 +64,7 @@ def main(args: argparse.Namespace, places: locate.Places) -> int:
     _write(os.path.join(out, "replay.json"), json.dumps(doc, indent=2) + "\n")
     _write(os.path.join(out, "replay.md"), rows.markdown_table(doc))
     written = ["replay.json", "replay.md"]
-    name = os.path.basename(args.trace)
+    name = heapmap.program_name(args.trace)
     # The single maps use the shared scales too, so that flipping between them compares.
     scale = mapdraw.Scale.of(maps)
     try:

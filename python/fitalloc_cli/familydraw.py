@@ -20,8 +20,14 @@ def _buddy(ax, m: fm.Moment) -> str:
             spans = [(s, z) for s, z, o in rects if o == order]
             ax.broken_barh(spans, (order - 0.4, 0.8), facecolors=colour, edgecolors="white",
                            linewidth=0.2)
+    from matplotlib.ticker import MaxNLocator
+
+    from .mapdraw import bytes_axis
+
     ax.set_xlim(0, 1 << tree.top_order)
-    ax.set_xlabel("address in the heap (bytes)")
+    bytes_axis(ax.xaxis, 1 << tree.top_order)  # in MiB (or KiB) as the heap maps' axes
+    ax.set_xlabel("address in the heap")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # an order is a whole number
     ax.set_ylabel("order (block of 2^order bytes)")
     ax.plot([], [], "s", color=USED, label="used block")
     ax.plot([], [], "s", color=FREE, label="free block")

@@ -63,10 +63,20 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=main)
 
 
+def program_name(trace: str) -> str:
+    """The program a trace's file name names, for the titles: `sort.fat` -> `sort`; a child's
+    trace (`gcc.fat.1176`, written by the process gcc forked) -> `gcc (process 1176)`."""
+    name = os.path.basename(trace)
+    stem, dot, pid = name.rpartition(".")
+    if dot and pid.isdigit() and stem.endswith(".fat"):
+        return f"{stem[:-len('.fat')]} (process {pid})"
+    return name[:-len(".fat")] if name.endswith(".fat") and len(name) > 4 else name
+
+
 def title(trace: str, hm: "HeapMap", row: dict) -> str:
-    """The line above a map: the trace, the configuration, its size."""
+    """The line above a map: the program, the configuration, its size."""
     peak = row.get("peak_heap")
-    return (f"{os.path.basename(trace)} replayed under {hm.config}: {hm.ops:,} operations, "
+    return (f"{program_name(trace)} replayed under {hm.config}: {hm.ops:,} operations, "
             f"{len(hm.blocks):,} blocks" + (f", peak heap {human_bytes(peak)}" if peak else ""))
 
 
@@ -86,7 +96,7 @@ def engine_main(args: argparse.Namespace, places: locate.Places) -> int:
         if row is None:
             raise CommandError(f"fitalloc-replay gave no row named {config}")
         pm = pagemap.load(tmp, config)
-    text = (f"{os.path.basename(args.trace)} replayed under the fast engine"
+    text = (f"{program_name(args.trace)} replayed under the fast engine"
             f"{' with meshing' if args.mesh else ''}: peak committed "
             f"{human_bytes(row['peak_heap'])} (purging deferred in a replay)")
     try:

@@ -58,7 +58,8 @@ def byte_ticks(top: float, ticks: int = 5) -> tuple[float, float]:
     return max(step * unit, 1.0), unit
 
 
-def _bytes_axis(axis, top: float) -> None:
+def bytes_axis(axis, top: float) -> None:
+    """Ticks of an axis of [0, top] bytes in one unit (B, KiB, MiB or GiB): "5 MiB"."""
     from matplotlib.ticker import FuncFormatter, MultipleLocator
 
     step, unit = byte_ticks(top)
@@ -139,7 +140,7 @@ def draw(axes, hm: mapdata.HeapMap, scale: Scale, cells: tuple[int, int], plt,
         # Narrow panels side by side: fewer operation ticks, so that neighbours' do not touch.
         bottom.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
     for ax in (top, mid):
-        _bytes_axis(ax.yaxis, scale.ymax)
+        bytes_axis(ax.yaxis, scale.ymax)
         ax.tick_params(labelbottom=False)
     if first:
         top.set_ylabel("address in the heap")
@@ -192,7 +193,9 @@ def single(hm: mapdata.HeapMap, title: str, out: str, cells: tuple[int, int], pl
     _save(fig, out, dpi=110)
 
 
-# The replay table under the compare maps: a few columns that fit.
+# The replay table under the compare maps: a few columns that fit, in text that can be read
+# when the sheet is seen at a screen's width.
+TABLE_POINTS, ROW_INCHES = 16, 0.42
 TABLE_COLUMNS = [("config", "config"), ("peak heap", "peak_heap"), ("end heap", "end_heap"),
                  ("peak live", "peak_live"), ("frag free", "frag_free_mean"),
                  ("frag largest", "frag_largest_mean"), ("free blocks", "free_blocks_mean"),
@@ -217,7 +220,9 @@ def side_by_side(maps: list[mapdata.HeapMap], rows: list[dict], title: str, out:
     """Every map in one figure on the same scales (Scale.of(maps)), the table under them."""
     scale = Scale.of(maps)
     n = len(maps)
-    maps_h, table_h = 8.5, 0.3 * (len(rows) + 1)
+    # WHY large table text: with eight maps the sheet is about 3,000 pixels wide and is seen
+    # shrunk to a screen's width, where the default 9-point text cannot be read.
+    maps_h, table_h = 8.5, ROW_INCHES * (len(rows) + 1)
     w, h = max(8.0, 3.6 * n + 2.3), maps_h + table_h + 0.5
     fig = plt.figure(figsize=(w, h))
     bottom = (table_h + 0.9) / h
@@ -236,10 +241,10 @@ def side_by_side(maps: list[mapdata.HeapMap], rows: list[dict], title: str, out:
     table = table_ax.table(cellText=text, colLabels=[h for h, _ in TABLE_COLUMNS],
                            loc="center", cellLoc="right", bbox=[0, 0, 1, 1])
     table.auto_set_font_size(False)
-    table.set_fontsize(9)
+    table.set_fontsize(TABLE_POINTS)
     for (r, c), cell in table.get_celld().items():
         if c == 0:
             cell.set_text_props(ha="left")
             cell.PAD = 0.04
-    fig.suptitle(title, y=1 - 0.15 / h)
+    fig.suptitle(title, y=1 - 0.15 / h, fontsize=TABLE_POINTS)
     _save(fig, out, dpi=100)

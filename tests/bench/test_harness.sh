@@ -2,7 +2,8 @@
 # The bench harness end to end, on a tiny suite through tools/bench.sh: it writes the raw
 # results, report.md and PNG plots; it interleaves the allocators (the run order in runs.csv);
 # a workload that reports corruption, and one that crashes, are marked FAILED while the rest
-# goes on; one that times out is not run again; short cases are marked; unknown workload or
+# goes on; one that times out is not run again; short cases are marked; the report has the
+# section "Where a peer is ahead" and the machine's load; unknown workload or
 # allocator names are errors that list the valid names; --baseline runs a second build beside
 # the first. Then the summary's second mean, on a made-up set of results: a known pathology of
 # one peer is left out of it, and nothing else.
@@ -33,6 +34,8 @@ rc=0
 cat "$work/bench.out"
 ((rc == 1)) || fail "bench exited $rc, expected 1 (some runs FAILED): $(tail -n 5 "$work/bench.err")"
 grep -q "left ~" "$work/bench.err" || fail "no progress line with the time left on stderr"
+grep -q "^where a peer is ahead of fitalloc beyond noise" "$work/bench.out" ||
+    fail "the bench's output does not end with where a peer is ahead"
 
 res=$work/res
 for f in runs.csv figures.csv runs.json summary.json report.md; do
@@ -107,8 +110,12 @@ check("cse3320" in summary["short_cases"], f"short cases {summary['short_cases']
 report = open(os.path.join(res, "report.md")).read()
 for text in ("## Summary", "## All cases", "## FAILED runs", "selftest-corrupt", "CSE3320",
              "| mallocs | 16 405 |", "no known pathology in this run", "\ncse3320* ",
-             "* short: under 0.2 s", "Cases marked `*` are short"):
+             "* short: under 0.2 s", "Cases marked `*` are short",
+             "## Where a peer is ahead", "- machine load: load average (1 min) "):
     check(text in report, f"report.md lacks {text!r}")
+load = summary["meta"].get("load") or {}
+check(all(load.get(k) is not None for k in ("load_start", "load_end", "others_cpu_s", "cores")),
+      f"summary.json's meta lacks the machine's load: {load}")
 for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
