@@ -130,6 +130,15 @@ def traces_written(path: str, before: dict[str, tuple[int, int, int]]) -> list[t
     return found
 
 
+def cannot_start(program: str, e: OSError) -> CommandError:
+    """The answer when PROGRAM cannot be started, with a shell's statuses."""
+    if isinstance(e, FileNotFoundError):
+        return CommandError(f"{program}: command not found", 127)
+    if isinstance(e, PermissionError):
+        return CommandError(f"{program}: permission denied", 126)
+    return CommandError(f"{program}: {e.strerror}", 126)
+
+
 def run_traced(program: list[str], env: dict[str, str], path: str) -> int:
     """Run the program as a child, list the traces written, and end as the program did."""
     before = trace_files(path)
@@ -139,19 +148,15 @@ def run_traced(program: list[str], env: dict[str, str], path: str) -> int:
         signal.signal(sig, lambda *_: None)
     try:
         child = subprocess.Popen(program, env=env)
-    except FileNotFoundError:
-        raise CommandError(f"{program[0]}: command not found", 127) from None
-    except PermissionError:
-        raise CommandError(f"{program[0]}: permission denied", 126) from None
     except OSError as e:
-        raise CommandError(f"{program[0]}: {e.strerror}", 126) from None
+        raise cannot_start(program[0], e) from None
     status = child.wait()
     traces = traces_written(path, before)
     for name, pid in traces:
         print(f"fitalloc run: trace of pid {pid}: {name}", file=sys.stderr)
     if not traces:
-        print(f"fitalloc run: no trace written at {path} (a program that does not load "
-              "libfitalloc: statically linked, or setuid)", file=sys.stderr)
+        print(f"fitalloc run: no trace was written at {path} (a statically linked or setuid "
+              "program does not load libfitalloc)", file=sys.stderr)
     if status < 0:  # killed by a signal: die of it too, so that the shell sees the same
         sys.stderr.flush()
         signal.signal(-status, signal.SIG_DFL)
@@ -170,10 +175,6 @@ def main(args: argparse.Namespace, places: locate.Places) -> int:
         return run_traced(program, env, env["FITALLOC_TRACE"])
     try:
         os.execvpe(program[0], program, env)
-    except FileNotFoundError:
-        raise CommandError(f"{program[0]}: command not found", 127) from None
-    except PermissionError:
-        raise CommandError(f"{program[0]}: permission denied", 126) from None
     except OSError as e:
-        raise CommandError(f"{program[0]}: {e.strerror}", 126) from None
+        raise cannot_start(program[0], e) from None
     return 0  # not reached: exec replaced us
