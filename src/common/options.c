@@ -207,7 +207,8 @@ static unsigned name_distance(const char *a, size_t alen, const char *b, unsigne
 {
     size_t blen = strlen(b);
     unsigned over = limit + 1;
-    if (alen > NAME_MAX_COMPARED || blen > NAME_MAX_COMPARED)
+    if (alen > NAME_MAX_COMPARED || blen > NAME_MAX_COMPARED || alen > blen + limit ||
+        blen > alen + limit)
         return over;
     unsigned rows[2][NAME_MAX_COMPARED + 2];
     unsigned *prev = rows[0], *row = rows[1];
