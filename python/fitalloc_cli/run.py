@@ -1,12 +1,20 @@
 """fitalloc run: a program under fitalloc, through LD_PRELOAD.
 
 The command replaces itself with the program (exec), so the program's exit status, its death
-by a signal (which a shell shows as 128 + the signal), its pid and its signals are its own."""
+by a signal (which a shell shows as 128 + the signal), its pid and its signals are its own.
+With --trace it runs the program as its child instead, to list the traces written once the
+program has ended (forked children write FILE.PID); the status and a death by a signal still
+pass through."""
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
+import signal
+import struct
+import subprocess
+import sys
 
 from . import locate
 from .errors import CommandError
@@ -43,14 +51,19 @@ def add_parser(subparsers) -> None:
     p.add_argument("--stats", action="store_true",
                    help="print statistics to stderr at exit (FITALLOC_STATS=1)")
     p.add_argument("--trace", metavar="FILE",
-                   help="write the program's allocations to FILE (FITALLOC_TRACE)")
+                   help="write the program's allocations to FILE (FITALLOC_TRACE); a process "
+                        "it forks writes FILE.PID; the traces written are listed at the end")
+    p.add_argument("--only", action="store_true",
+                   help="statistics and trace only for PROGRAM, not for the programs it starts "
+                        "under other names (FITALLOC_ONLY=its name)")
     p.add_argument("program", nargs=argparse.REMAINDER, metavar="PROGRAM [ARGS...]",
                    help="the program and its arguments")
     p.set_defaults(func=main)
 
 
-def environment(args: argparse.Namespace, library: str, base: dict[str, str]) -> dict[str, str]:
-    """`base` with the variables that put the program under fitalloc as asked."""
+def environment(args: argparse.Namespace, program: str, library: str,
+                base: dict[str, str]) -> dict[str, str]:
+    """`base` with the variables that put PROGRAM under fitalloc as asked."""
     env = dict(base)
     # Ours first: a library preloaded earlier would take malloc before fitalloc.
     preload = base.get("LD_PRELOAD", "").strip()
@@ -69,20 +82,99 @@ def environment(args: argparse.Namespace, library: str, base: dict[str, str]) ->
     if args.trace is not None:
         # Absolute: the program may change directory before the trace is written.
         env["FITALLOC_TRACE"] = os.path.abspath(args.trace)
+    if args.only:
+        env["FITALLOC_ONLY"] = os.path.basename(program)
     return env
+
+
+def check_trace_path(path: str) -> None:
+    """Fail before running anything when the library could not create the trace."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CommandError(f"{path}: the directory {directory} does not exist")
+    if os.path.isdir(path):
+        raise CommandError(f"{path}: is a directory")
+    target = path if os.path.exists(path) else directory
+    if not os.access(target, os.W_OK):
+        raise CommandError(f"{path}: cannot write {target} (permission denied)")
+
+
+def trace_files(path: str) -> dict[str, tuple[int, int, int]]:
+    """The files PATH and PATH.PID there are, each with what changes when it is written."""
+    files = {}
+    for name in [path] + sorted(glob.glob(glob.escape(path) + ".*")):
+        if name != path and not name[len(path) + 1:].isdigit():
+            continue
+        try:
+            st = os.stat(name)
+        except OSError:
+            continue
+        files[name] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return files
+
+
+def traces_written(path: str, before: dict[str, tuple[int, int, int]]) -> list[tuple[str, int]]:
+    """The traces at PATH and PATH.PID new or written since `before`, with the pid each names."""
+    found = []
+    for name, stamp in trace_files(path).items():
+        if before.get(name) == stamp:
+            continue
+        try:
+            with open(name, "rb") as f:
+                header = f.read(24)
+        except OSError:
+            continue
+        # The header's pid: a u32 at byte 20 (docs/trace.md).
+        pid = struct.unpack_from("<I", header, 20)[0] if len(header) == 24 else 0
+        found.append((name, pid))
+    return found
+
+
+def cannot_start(program: str, e: OSError) -> CommandError:
+    """The answer when PROGRAM cannot be started, with a shell's statuses."""
+    if isinstance(e, FileNotFoundError):
+        return CommandError(f"{program}: command not found", 127)
+    if isinstance(e, PermissionError):
+        return CommandError(f"{program}: permission denied", 126)
+    return CommandError(f"{program}: {e.strerror}", 126)
+
+
+def run_traced(program: list[str], env: dict[str, str], path: str) -> int:
+    """Run the program as a child, list the traces written, and end as the program did."""
+    before = trace_files(path)
+    # A terminal's Ctrl-C or Ctrl-\ reaches the program too: the command outlives it to list
+    # the traces. A handler (not SIG_IGN, which exec would keep) leaves the program the default.
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, lambda *_: None)
+    try:
+        child = subprocess.Popen(program, env=env)
+    except OSError as e:
+        raise cannot_start(program[0], e) from None
+    status = child.wait()
+    traces = traces_written(path, before)
+    for name, pid in traces:
+        print(f"fitalloc run: trace of pid {pid}: {name}", file=sys.stderr)
+    if not traces:
+        print(f"fitalloc run: no trace was written at {path} (a statically linked or setuid "
+              "program does not load libfitalloc)", file=sys.stderr)
+    if status < 0:  # killed by a signal: die of it too, so that the shell sees the same
+        sys.stderr.flush()
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+        return 128 - status
+    return status
 
 
 def main(args: argparse.Namespace, places: locate.Places) -> int:
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         args.parser.error("no program to run (fitalloc run [options] -- PROGRAM [ARGS...])")
-    env = environment(args, locate.library(places), dict(os.environ))
+    env = environment(args, program[0], locate.library(places), dict(os.environ))
+    if args.trace is not None:
+        check_trace_path(args.trace)
+        return run_traced(program, env, env["FITALLOC_TRACE"])
     try:
         os.execvpe(program[0], program, env)
-    except FileNotFoundError:
-        raise CommandError(f"{program[0]}: command not found", 127) from None
-    except PermissionError:
-        raise CommandError(f"{program[0]}: permission denied", 126) from None
     except OSError as e:
-        raise CommandError(f"{program[0]}: {e.strerror}", 126) from None
+        raise cannot_start(program[0], e) from None
     return 0  # not reached: exec replaced us

@@ -1,6 +1,7 @@
 /* Reading the option table (options.h) from the environment without allocating. */
 #include "common/options.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -8,15 +9,26 @@
 #include "platform/compiler.h"
 #include "platform/os.h"
 
-/* ASCII case-insensitive compare (strcasecmp depends on the locale, which may allocate). */
-static inline int strcasecmp_ascii(const char *a, const char *b)
+static inline int lower_ascii(char c)
 {
-    for (;; a++, b++) {
-        int ca = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
-        int cb = (*b >= 'A' && *b <= 'Z') ? *b + 32 : *b;
+    return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+/* ASCII case-insensitive compare of at most n bytes (strncasecmp depends on the locale, which
+ * may allocate). */
+static int strncasecmp_ascii(const char *a, const char *b, size_t n)
+{
+    for (; n; a++, b++, n--) {
+        int ca = lower_ascii(*a), cb = lower_ascii(*b);
         if (ca != cb || !ca)
             return ca - cb;
     }
+    return 0;
+}
+
+static inline int strcasecmp_ascii(const char *a, const char *b)
+{
+    return strncasecmp_ascii(a, b, SIZE_MAX);
 }
 
 long long _fa_option_values[FA_OPTION_COUNT] = {
@@ -50,7 +62,7 @@ static bool word_is(const char *s, const char *a, const char *b, const char *c, 
            !strcasecmp_ascii(s, d);
 }
 
-/* The index of `text` among the names in `choices` ("a|b|c"), or -1. */
+/* The index of `text` among the names in `choices` ("a|b|c"), in any case, or -1. */
 static int choice_index(const char *choices, const char *text)
 {
     size_t len = strlen(text);
@@ -58,7 +70,7 @@ static int choice_index(const char *choices, const char *text)
     for (const char *c = choices; *c; index++) {
         const char *end = strchr(c, '|');
         size_t n = end ? (size_t)(end - c) : strlen(c);
-        if (n == len && !strncmp(c, text, n))
+        if (n == len && !strncasecmp_ascii(c, text, n))
             return index;
         c += n + (end != NULL);
     }
@@ -141,24 +153,148 @@ static void warn_bad_value(int id, const char *text)
         for (long long i = 0; i < _fa_option_values[id] && strchr(c, '|'); i++)
             c = strchr(c, '|') + 1;
         const char *end = strchr(c, '|');
-        _fa_message(2, "fitalloc: warning: FITALLOC_%s=%s is not %s %s; using %.*s\n",
-                    option_specs[id].name, text, kind, option_specs[id].choices,
-                    (int)(end ? end - c : (long)strlen(c)), c);
+        _fa_option_warning("fitalloc: warning: FITALLOC_%s=%s is not %s %s; using %.*s\n",
+                           option_specs[id].name, text, kind, option_specs[id].choices,
+                           (int)(end ? end - c : (long)strlen(c)), c);
         return;
     }
-    _fa_message(2, "fitalloc: warning: FITALLOC_%s=%s is not %s; using %lld\n",
-                option_specs[id].name, text, kind, _fa_option_values[id]);
+    _fa_option_warning("fitalloc: warning: FITALLOC_%s=%s is not %s; using %lld\n",
+                       option_specs[id].name, text, kind, _fa_option_values[id]);
 }
 
 /* Compared with every variable of the environment. */
 static const char prefix[] FA_STARTUP_CONST = "FITALLOC_";
+
+/* Set by FITALLOC_ONLY in the processes it leaves out. */
+static bool quiet;
+
+void _fa_option_warning(const char *fmt, ...)
+{
+    if (quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    _fa_vmessage(2, fmt, ap);
+    va_end(ap);
+}
+
+/* The value of FITALLOC_<name> in env, or NULL. */
+static const char *env_value(char *const *env, const char *name)
+{
+    size_t len = strlen(name);
+    for (; *env; env++)
+        if (!strncmp(*env, prefix, 9) && !strncmp(*env + 9, name, len) && (*env)[9 + len] == '=')
+            return *env + 10 + len;
+    return NULL;
+}
+
+/* FITALLOC_ONLY=name, and this process was started from a file of another name. */
+static bool left_out_by_only(const char *only)
+{
+    const char *exe = _fa_os_exec_name();
+    if (!only || !*only || !exe)
+        return false;
+    const char *slash = strrchr(exe, '/');
+    return strcmp(slash ? slash + 1 : exe, only) != 0;
+}
+
+/* Edit distance between a[0..alen) and b (ASCII case folded) if it is at most `limit`, else
+ * limit + 1. Every process with an unknown FITALLOC_ name runs this against the options, so it
+ * computes only the cells within `limit` of the diagonal (those beyond are limit + 1), and a row
+ * with none within the limit ends it. */
+#define NAME_MAX_COMPARED 40
+static unsigned name_distance(const char *a, size_t alen, const char *b, unsigned limit)
+{
+    size_t blen = strlen(b);
+    unsigned over = limit + 1;
+    if (alen > NAME_MAX_COMPARED || blen > NAME_MAX_COMPARED || alen > blen + limit ||
+        blen > alen + limit)
+        return over;
+    unsigned rows[2][NAME_MAX_COMPARED + 2];
+    unsigned *prev = rows[0], *row = rows[1];
+    for (size_t j = 0; j <= blen + 1; j++)
+        prev[j] = j < over ? (unsigned)j : over;
+    for (size_t i = 1; i <= alen; i++) {
+        size_t lo = i > limit ? i - limit : 1, hi = i + limit < blen ? i + limit : blen;
+        unsigned least = row[lo - 1] = lo == 1 && i < over ? (unsigned)i : over;
+        for (size_t j = lo; j <= hi; j++) {
+            unsigned d = prev[j - 1] + (lower_ascii(a[i - 1]) != lower_ascii(b[j - 1]));
+            d = prev[j] + 1 < d ? prev[j] + 1 : d;
+            d = row[j - 1] + 1 < d ? row[j - 1] + 1 : d;
+            row[j] = d < over ? d : over;
+            least = row[j] < least ? row[j] : least;
+        }
+        row[hi + 1] = over;
+        if (least == over)
+            return over;
+        unsigned *t = prev;
+        prev = row;
+        row = t;
+    }
+    return prev[blen];
+}
+
+/* The option that an unknown name was probably meant to be: one edit away (two for names of
+ * six letters or more), or one of the two a prefix of the other (at least three letters);
+ * -1 if none. Other tools' own FITALLOC_ names (FITALLOC_LIB, FITALLOC_TEST_SIZE) are far
+ * from every option. */
+static int option_meant(const char *name, size_t len)
+{
+    int meant = -1;
+    unsigned closest = ~0u;
+    for (int i = 0; i < FA_OPTION_COUNT; i++) {
+        const char *option = option_specs[i].name;
+        size_t option_len = strlen(option);
+        size_t shorter = len < option_len ? len : option_len;
+        unsigned apart = (unsigned)(len > option_len ? len - option_len : option_len - len);
+        unsigned limit = option_len >= 6 ? 2 : 1;
+        bool prefix = shorter >= 3 && !strncasecmp_ascii(name, option, shorter);
+        /* The distance is at least the difference of the lengths: most names stop here. */
+        unsigned distance = prefix          ? apart
+                            : apart > limit ? ~0u
+                                            : name_distance(name, len, option, limit);
+        if ((distance <= limit || prefix) && distance < closest) {
+            closest = distance;
+            meant = i;
+        }
+    }
+    return meant;
+}
+
+/* The lab's own options (docs/options.md, "The policy lab"). */
+static bool is_lab_option(int id)
+{
+    return !strncmp(option_specs[id].name, "LAB_", 4) || id == FA_OPTION_policy ||
+           id == FA_OPTION_lock || id == FA_OPTION_arenas;
+}
+
+/* Options that the mode in force does not use: said, since the program would otherwise run
+ * without what was asked (a policy, secure mode's checks). */
+static void warn_ignored(uint64_t set)
+{
+    if (fa_option(mode) != FA_MODE_LAB) {
+        for (int id = 0; id < FA_OPTION_COUNT; id++)
+            if ((set >> id & 1) && is_lab_option(id))
+                _fa_option_warning(
+                    "fitalloc: warning: FITALLOC_%s has no effect without FITALLOC_MODE=lab\n",
+                    option_specs[id].name);
+    } else if (fa_option(secure)) {
+        _fa_option_warning("fitalloc: warning: FITALLOC_SECURE does not apply to the lab "
+                           "(FITALLOC_MODE=lab): its heaps have no canaries, quarantine or "
+                           "guard pages\n");
+    }
+}
+
+_Static_assert(FA_OPTION_COUNT <= 64, "options set are kept in a 64-bit mask");
 
 bool _fa_options_init(void)
 {
     char *const *env = _fa_os_environ();
     if (!env)
         return false;
+    quiet = left_out_by_only(env_value(env, "ONLY"));
     const char *unknown = NULL;
+    uint64_t set = 0;
     for (; *env; env++) {
         const char *var = *env;
         if (strncmp(var, prefix, 9) != 0)
@@ -173,20 +309,36 @@ bool _fa_options_init(void)
             if (strlen(option_specs[i].name) == len && !strncmp(option_specs[i].name, name, len))
                 id = i;
         if (id < 0) {
-            unknown = var;
+            int meant = option_meant(name, len);
+            if (meant >= 0)
+                _fa_option_warning("fitalloc: warning: FITALLOC_%.*s is not a fitalloc option "
+                                   "(FITALLOC_%s?); ignored\n",
+                                   (int)len, name, option_specs[meant].name);
+            else
+                unknown = var;
             continue;
         }
+        set |= (uint64_t)1 << id;
         long long value;
         if (parse_value(eq + 1, id, &value))
             _fa_option_values[id] = value;
         else
             warn_bad_value(id, eq + 1);
     }
+    warn_ignored(set);
     /* Other tools use the FITALLOC_ prefix too (test drivers, the bench): only mention a name
-     * we do not know when asked to be verbose. */
-    if (unknown && fa_option(verbose))
+     * far from every option when asked to be verbose. */
+    if (unknown && fa_option(verbose) && !quiet)
         _fa_message(2, "fitalloc: note: %s is not a fitalloc option (see docs/options.md)\n",
                     unknown);
+    /* A process that FITALLOC_ONLY leaves out runs the allocator without a word. */
+    if (quiet) {
+        _fa_option_values[FA_OPTION_stats] = 0;
+        _fa_option_values[FA_OPTION_trace] = 0;
+        _fa_option_values[FA_OPTION_lab_hist] = 0;
+        _fa_option_values[FA_OPTION_lab_check] = 0;
+        _fa_option_values[FA_OPTION_verbose] = 0;
+    }
     return true;
 }
 

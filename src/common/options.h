@@ -29,6 +29,8 @@
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
     X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
       "record every allocation call to this file (docs/trace.md)")                                 \
+    X(only, "ONLY", FA_OPT_STRING, 0, 0,                                                           \
+      "statistics, trace and reports only in processes started from a file of this name")          \
     X(secure, "SECURE", FA_OPT_BOOL, 0, 0,                                                         \
       "secure mode: canaries, quarantine, fill checks, random placement, guard pages")             \
     X(secure_zero, "SECURE_ZERO", FA_OPT_BOOL, 0, 0,                                               \
@@ -103,9 +105,12 @@ extern long long _fa_option_values[FA_OPTION_COUNT];
 #define fa_option(id) (_fa_option_values[FA_OPTION_##id])
 #define fa_option_str(id) ((const char *)(uintptr_t)_fa_option_values[FA_OPTION_##id])
 
-/* Read FITALLOC_* from environ; warns about bad values. Returns false when environ is not set
- * up yet (very early in process start): call again later. */
+/* Read FITALLOC_* from environ; warns about bad values, misspelt names and options the mode
+ * ignores. Returns false when environ is not set up yet (very early in process start): call
+ * again later. */
 _Bool _fa_options_init(void);
+/* A warning about the options, on stderr; silent in a process that FITALLOC_ONLY leaves out. */
+void _fa_option_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* fa_option_get (fitalloc.h): an option's value by its name without the prefix. */
 long long _fa_option_by_name(const char *name);
 

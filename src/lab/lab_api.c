@@ -18,6 +18,35 @@ static uint32_t init_state; /* platform/once.h */
 static bool hist_written;
 static int check_fd = 2; /* FITALLOC_LAB_CHECK's line: our copy of stderr */
 
+static const char *const lock_names[] = {
+    [FA_LOCK_GLOBAL] = "global", [FA_LOCK_THREAD] = "thread", [FA_LOCK_ARENAS] = "arenas"};
+
+/* Values the lab cannot work with are refused like a value that does not parse (options.c):
+ * one warning, and the default. */
+static void check_config(struct fa_lab_config *cfg)
+{
+    if (cfg->lock == FA_LOCK_ARENAS && cfg->arenas > FA_LAB_ARENAS_MAX) {
+        _fa_option_warning("fitalloc: warning: FITALLOC_ARENAS=%u is more than the lab's %u "
+                           "arenas; using 0 (8 per core)\n",
+                           cfg->arenas, FA_LAB_ARENAS_MAX);
+        cfg->arenas = 0;
+    }
+    size_t arena = cfg->heap.arena, arena_max = _fa_lab_arena_max(cfg);
+    if (arena && (arena < FA_LAB_ARENA_MIN || arena > arena_max)) {
+        _fa_option_warning("fitalloc: warning: FITALLOC_LAB_ARENA=%zu cannot work: with lock %s "
+                           "a heap's arena is from %zu to %zu bytes; using 0 (grow as "
+                           "needed)\n",
+                           arena, lock_names[cfg->lock], FA_LAB_ARENA_MIN, arena_max);
+        cfg->heap.arena = 0;
+    }
+    if (cfg->heap.exact_max > FA_LAB_EXACT_MAX_LIMIT) {
+        _fa_option_warning("fitalloc: warning: FITALLOC_LAB_EXACT_MAX=%zu is more than the "
+                           "largest exact-size list; using %u\n",
+                           cfg->heap.exact_max, FA_LAB_EXACT_MAX_LIMIT);
+        cfg->heap.exact_max = FA_LAB_EXACT_MAX_LIMIT;
+    }
+}
+
 void _fa_lab_init(void)
 {
     if (!fa_once_begin(&init_state))
@@ -35,6 +64,7 @@ void _fa_lab_init(void)
         .arenas = (unsigned)fa_option(arenas),
         .direct = (size_t)fa_option(lab_direct),
     };
+    check_config(&cfg);
     struct fa_lab *lab = _fa_lab_instance_create(&cfg);
     if (!lab)
         _fa_fatal("fitalloc: lab: cannot reserve address space for the lab heaps\n");

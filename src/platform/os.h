@@ -131,6 +131,9 @@ char *const *_fa_os_environ(void);
  * top of the initial thread's stack, which sits above every mapping (47 on x86-64 Linux, also
  * with 5-level paging; 48, or 39 on some kernels, on aarch64). */
 unsigned _fa_os_address_bits(void);
+/* The file name the program was started from (the argument of execve: for a script, the
+ * script), from the auxiliary vector; NULL if the kernel gave none. */
+const char *_fa_os_exec_name(void);
 /* Processors online (1 if unknown); reads /sys without allocating. */
 unsigned _fa_os_cpu_count(void);
 /* Start a detached thread running fn(NULL), with a stack of stack_size bytes and every signal

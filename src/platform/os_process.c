@@ -26,6 +26,11 @@ unsigned _fa_os_address_bits(void)
     return 64 - (unsigned)__builtin_clzll(top);
 }
 
+const char *_fa_os_exec_name(void)
+{
+    return (const char *)getauxval(AT_EXECFN);
+}
+
 unsigned _fa_os_cpu_count(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

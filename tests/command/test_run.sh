@@ -2,7 +2,9 @@
 # signal as 128 + the signal, through the shell), --stats prints fitalloc's statistics, the lab
 # options put it in the lab with the policy, lock, index and arena asked for (read back from
 # the lab's own report), LD_PRELOAD keeps a preload the caller had after fitalloc's, and bad
-# options or programs get a message and 2, 127.
+# options or programs get a message and 2, 127. --only reports for the program named and not for
+# the programs it starts; --trace checks its file can be written before running anything, and
+# lists the traces written, forked children's too, without changing the status.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_interposition
 
@@ -64,6 +66,37 @@ expect_in "$WORK/out" "FITALLOC_POLICY=segregated" "--policy: FITALLOC_POLICY"
 # --stats keeps FITALLOC_STATS=json when the caller asked for it.
 FITALLOC_STATS=json "$CMD" run --stats -- true 2>"$WORK/err" || fail "FITALLOC_STATS=json run"
 expect_in "$WORK/err" '{"fitalloc": {"pid":' "--stats with FITALLOC_STATS=json"
+
+# --only: the statistics of bash alone, not of the two sorts it starts (three reports without).
+run_cmd run --only --stats -- bash -c "sort -n '$WORK/numbers' >/dev/null; sort '$WORK/numbers' >/dev/null; true"
+expect_rc 0 "--only"
+[ "$(grep -c '^fitalloc: statistics (pid' "$WORK/err")" = 1 ] ||
+    fail "--only: not one report: $(grep '^fitalloc: statistics' "$WORK/err")"
+run_cmd run --only -- env
+expect_in "$WORK/out" "FITALLOC_ONLY=env" "--only: FITALLOC_ONLY"
+
+# --trace: a file that cannot be written stops the command before the program runs.
+run_cmd run --trace /nonexistent/dir/t.fat -- echo ran
+expect_rc 1 "--trace in a missing directory"
+expect_in "$WORK/err" "fitalloc run: /nonexistent/dir/t.fat: the directory /nonexistent/dir does not exist" \
+    "--trace in a missing directory"
+expect_not_in "$WORK/out" "ran" "--trace in a missing directory: the program ran"
+# Each trace written is listed, with its pid: the shell's and its two children's; an older
+# file of the same name is not; the status is the program's.
+echo old >"$WORK/t.fat.1"
+run_cmd run --trace "$WORK/t.fat" -- sh -c "sort -n '$WORK/numbers' >/dev/null; ls / >/dev/null; exit 4"
+expect_rc 4 "--trace: the status"
+[ "$(grep -c '^fitalloc run: trace of pid [0-9]*: ' "$WORK/err")" = 3 ] ||
+    fail "--trace: not three traces listed: $(cat "$WORK/err")"
+for f in $(sed -n 's/^fitalloc run: trace of pid [0-9]*: //p' "$WORK/err"); do
+    [ -s "$f" ] || fail "--trace: $f listed, not written"
+done
+expect_in "$WORK/err" ": $WORK/t.fat" "--trace: the first file"
+grep -q 't\.fat\.1$' "$WORK/err" && fail "--trace: the older t.fat.1 listed"
+rc=$(bash -c "'$CMD' run --trace '$WORK/k.fat' -- sh -c 'kill -TERM \$\$'; echo \$?" 2>"$WORK/err")
+[ "$rc" = 143 ] || fail "--trace: a program killed by SIGTERM: status '$rc', expected 143"
+expect_in "$WORK/err" "trace of pid" "--trace: the trace of a killed program"
+rm -f "$WORK"/*.fat*
 
 # Bad options and programs.
 run_cmd run --policy fastest -- true

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/message.h"
 #include "trace/record.h"
 #include "platform/atomic.h"
 
@@ -14,6 +15,8 @@ static uint64_t next_lab_id = 1;
 
 #define GIB ((size_t)1 << 30)
 #define TIB ((size_t)1 << 40)
+/* A fixed arena's slot: the arena and room for the heap's metadata before it. */
+#define ARENA_METADATA ((size_t)64 << 10)
 
 static size_t round_up_pow2(size_t x)
 {
@@ -36,6 +39,18 @@ static unsigned default_arenas(void)
     return 8 * _fa_os_cpu_count();
 }
 
+static unsigned slot_count(struct fa_lab_config *cfg)
+{
+    switch (cfg->lock) {
+    case FA_LOCK_THREAD: return cfg->max_heaps ? cfg->max_heaps : 1024;
+    case FA_LOCK_ARENAS:
+        if (!cfg->arenas)
+            cfg->arenas = default_arenas();
+        return cfg->arenas;
+    default: return 1;
+    }
+}
+
 /* How many heaps, and how much address space each: a heap can grow to its slot size.
  *   global  1 heap of 1 TiB
  *   arenas  N heaps sharing 4 TiB (at most 1 TiB each)
@@ -43,28 +58,30 @@ static unsigned default_arenas(void)
  * With a fixed arena a slot needs only the arena and the metadata. */
 static void choose_slots(struct fa_lab_config *cfg, unsigned *slots, size_t *slot_size)
 {
+    *slots = slot_count(cfg);
     switch (cfg->lock) {
-    case FA_LOCK_THREAD:
-        *slots = cfg->max_heaps ? cfg->max_heaps : 1024;
-        *slot_size = 8 * GIB;
-        break;
+    case FA_LOCK_THREAD: *slot_size = 8 * GIB; break;
     case FA_LOCK_ARENAS:
-        if (!cfg->arenas)
-            cfg->arenas = default_arenas();
-        *slots = cfg->arenas;
         *slot_size = round_down_pow2(4 * TIB / *slots);
         if (*slot_size > TIB)
             *slot_size = TIB;
         break;
-    default:
-        *slots = 1;
-        *slot_size = TIB;
-        break;
+    default: *slot_size = TIB; break;
     }
     if (cfg->heap.arena)
-        *slot_size = round_up_pow2(cfg->heap.arena + 64 * 1024);
+        *slot_size = round_up_pow2(cfg->heap.arena + ARENA_METADATA);
     if (cfg->slot_size)
         *slot_size = round_up_pow2(cfg->slot_size);
+}
+
+size_t _fa_lab_arena_max(const struct fa_lab_config *config)
+{
+    struct fa_lab_config cfg = *config;
+    /* A quarter of the address space: the rest is the program's, its libraries' and the
+     * fast engine's. */
+    size_t budget = (size_t)1 << (_fa_os_address_bits() - 2);
+    size_t slot = round_down_pow2(budget / slot_count(&cfg));
+    return slot - ARENA_METADATA;
 }
 
 struct fa_lab *_fa_lab_instance_create(const struct fa_lab_config *config)
@@ -120,6 +137,23 @@ void _fa_lab_instance_destroy(struct fa_lab *lab)
     _fa_os_unmap(lab, lab->mapped);
 }
 
+/* Said once per lab, with the cause: its allocations fail from now on. */
+static void warn_no_heap(const struct fa_lab *lab, unsigned i)
+{
+    size_t arena = lab->cfg.heap.arena;
+    if (arena && lab->slot_size < arena + ARENA_METADATA)
+        _fa_message(2,
+                    "fitalloc: lab: cannot create heap %u: the system reserved %zu bytes of "
+                    "address space for it, less than its arena of %zu (ulimit -v?); its "
+                    "allocations fail\n",
+                    i, lab->slot_size, arena);
+    else
+        _fa_message(2,
+                    "fitalloc: lab: cannot create heap %u: the system refused its memory; its "
+                    "allocations fail\n",
+                    i);
+}
+
 fa_classic_heap *_fa_lab_slot_open(struct fa_lab *lab, unsigned i)
 {
     fa_classic_heap *h = fa_atomic_load_acquire(&lab->slot[i].heap);
@@ -129,6 +163,8 @@ fa_classic_heap *_fa_lab_slot_open(struct fa_lab *lab, unsigned i)
     /* Release: a thread that sees the pointer (free, owns) sees the heap's fields. */
     if (h)
         fa_atomic_store_release(&lab->slot[i].heap, h);
+    else if (!fa_atomic_exchange_relaxed(&lab->warned_heap, true))
+        warn_no_heap(lab, i);
     return h;
 }
 

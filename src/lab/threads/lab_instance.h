@@ -89,6 +89,7 @@ struct fa_lab {
     unsigned slots_used; /* thread mode: slots handed out so far (under pool_lock) */
     unsigned next_arena; /* arenas mode: first arena of the next new thread (atomic) */
     bool warned_full;
+    bool warned_heap; /* a heap could not be created: said once */
     struct fa_lab_slot slot[];
 };
 
@@ -101,6 +102,14 @@ struct fa_lab_tls {
     unsigned arena;
 };
 extern __thread struct fa_lab_tls _fa_lab_tls __attribute__((tls_model("initial-exec")));
+
+/* The fixed arenas (cfg.heap.arena) that can work: at least one slab page (the largest unit a
+ * layout tiles by), which also holds what a C library allocates before main; at most what lets
+ * every heap of the lock mode reserve its slot (_fa_lab_arena_max). At most FA_LAB_ARENAS_MAX
+ * arenas: each has at least a 1 GiB slot in the arenas' 4 TiB. */
+#define FA_LAB_ARENA_MIN ((size_t)64 << 10)
+#define FA_LAB_ARENAS_MAX 4096u
+size_t _fa_lab_arena_max(const struct fa_lab_config *cfg);
 
 /* Create a lab (its structure and reservation come from the OS); NULL if it cannot. */
 struct fa_lab *_fa_lab_instance_create(const struct fa_lab_config *cfg);

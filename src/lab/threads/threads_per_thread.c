@@ -27,11 +27,12 @@ static fa_classic_heap *adopt(struct fa_lab *lab)
         lab->pool = slot->pool_next;
         slot->in_pool = false;
     } else if (lab->slots_used < lab->slots) {
+        /* A heap that cannot be created says so itself (_fa_lab_slot_open). */
         h = _fa_lab_slot_open(lab, lab->slots_used);
         if (h)
             lab->slots_used++;
     }
-    bool warn = !h && !lab->warned_full;
+    bool warn = !h && lab->slots_used == lab->slots && !lab->warned_full;
     if (warn)
         lab->warned_full = true;
     fa_mutex_unlock(&lab->pool_lock);
