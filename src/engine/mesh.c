@@ -77,6 +77,10 @@ static uint32_t remappers;
 
 static bool settle_faulting(uintptr_t address);
 
+/* For tests only (mesh.h): called while a merge's frames are protected, to hold the window
+ * open long enough to be hit. NULL in every program but the test that sets it. */
+void (*_fa_mesh_test_window_hook)(void);
+
 /* ---- the write barrier ---- */
 
 static __thread uintptr_t last_fault_frame __attribute__((tls_model("initial-exec")));
@@ -348,6 +352,8 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         map_onto(a->unit, g);
     }
     copy_live(fa_mesh_frame_address(b->unit), g->offset, page, k, first, b->mask, count);
+    if (_fa_mesh_test_window_hook)
+        _fa_mesh_test_window_hook();
     fa_mesh_group_t *old = b->unit->group;
     fa_mesh_frame_t *m = old ? old->first : b->unit;
     while (m) {
