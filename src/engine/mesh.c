@@ -791,7 +791,10 @@ void _fa_mesh_after_fork_child(void)
          * other frames are the child's private copies already, writable again if the parent
          * protected them. */
         long pending = 0;
-        bool holes = inherited_no_shared_frame();
+        /* Mapped at a touch only if the touch reaches our handler: the thread that forked
+         * (the child's only one) may block SIGSEGV, or the program may have put its own
+         * handler in front since the last pass. */
+        bool holes = inherited_no_shared_frame() && _fa_os_fault_deliverable();
         FOR_SHARING_PAGES(rec)
         {
             if (copy_guard == COPY_READ_ONLY)

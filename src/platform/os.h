@@ -138,6 +138,9 @@ void _fa_os_freeze_after_fork_child(void);
  * that was installed before (the program's, or the default action). false if no handler could
  * be installed. Hooks are installed while one thread runs, or under a lock. */
 bool _fa_os_fault_hook(bool (*retry)(uintptr_t address));
+/* Whether a fault of the calling thread reaches the hooks now: its handler is in place and the
+ * thread does not block SIGSEGV. */
+bool _fa_os_fault_deliverable(void);
 
 /* ---- os_process.c: the C library's process-level facilities ---- */
 
