@@ -251,15 +251,31 @@ static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
     for (fa_mesh_frame_t *m = (unit)->group ? (unit)->group->first : (unit); m;                    \
          m = (unit)->group ? m->next : NULL)
 
-/* Hold a unit's frames still while their bytes are copied: a writer there, a thread or the
- * kernel in a system call, waits until the frame is mapped anew (platform/freeze.c). */
-static void freeze(fa_mesh_frame_t *unit)
+/* A unit's frames frozen so far writable again: those before `until` (NULL: all). */
+static void thaw(fa_mesh_frame_t *unit, const fa_mesh_frame_t *until)
 {
     FOR_MEMBERS(m, unit)
     {
-        if (!_fa_os_freeze((void *)fa_mesh_frame_address(m), FA_MESH_FRAME))
-            _fa_fatal("fitalloc: meshing could not freeze %p\n", (void *)fa_mesh_frame_address(m));
+        if (m == until)
+            break;
+        if (!_fa_os_thaw((void *)fa_mesh_frame_address(m), FA_MESH_FRAME))
+            _fa_fatal("fitalloc: meshing could not thaw %p\n", (void *)fa_mesh_frame_address(m));
     }
+}
+
+/* Hold a unit's frames still while their bytes are copied: a writer there, a thread or the
+ * kernel in a system call, waits until the frame is mapped anew (platform/freeze.c). false,
+ * with none frozen, if one cannot be (the program's own userfaultfd holds its range). */
+static bool freeze(fa_mesh_frame_t *unit)
+{
+    FOR_MEMBERS(m, unit)
+    {
+        if (!_fa_os_freeze((void *)fa_mesh_frame_address(m), FA_MESH_FRAME)) {
+            thaw(unit, m);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* ---- which blocks are live in a frame ---- */
@@ -357,16 +373,25 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         a = b;
         b = t;
     }
-    fa_mesh_group_t *g = a->unit->group ? a->unit->group : group_new(a->unit->rec, k);
-    if (!g)
-        return false;
-    const fa_page_t *page = a->unit->rec->page;
     /* Only what is copied must hold still: a group's page stays writable, as the bytes copied
      * into it are not its members' live ones. */
-    if (!a->unit->group)
-        freeze(a->unit);
-    freeze(b->unit);
-    if (!a->unit->group) {
+    bool fresh = !a->unit->group;
+    if (fresh && !freeze(a->unit))
+        return false;
+    if (!freeze(b->unit)) {
+        if (fresh)
+            thaw(a->unit, NULL);
+        return false;
+    }
+    fa_mesh_group_t *g = fresh ? group_new(a->unit->rec, k) : a->unit->group;
+    if (!g) {
+        if (fresh)
+            thaw(a->unit, NULL);
+        thaw(b->unit, NULL);
+        return false;
+    }
+    const fa_page_t *page = a->unit->rec->page;
+    if (fresh) {
         memcpy(window + g->offset, (const void *)fa_mesh_frame_address(a->unit), FA_MESH_FRAME);
         map_onto(a->unit, g);
     }
@@ -809,6 +834,7 @@ void _fa_mesh_after_fork_child(void)
         fa_atomic_store_seq_cst(&pending_pages, pending);
         fa_atomic_store_relaxed(&barrier_epoch, barrier_epoch + 1);
     }
-    _fa_os_freeze_after_fork_child();
+    if (_fa_mesh_on)
+        _fa_os_freeze_after_fork_child();
     _fa_mesh_fork_child();
 }

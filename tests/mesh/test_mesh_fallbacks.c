@@ -6,7 +6,10 @@
  *   proc       /proc is an empty tmpfs (a mount namespace): meshing runs without it, fork too;
  *   huge       FITALLOC_HUGE_PAGES=1: meshing off;
  *   segv-fork  a thread that blocks SIGSEGV forks with meshed pages: the child cannot map its
- *              meshed frames at a touch (the fault would kill it), so it maps them at once.
+ *              meshed frames at a touch (the fault would kill it), so it maps them at once;
+ *   own-uffd   the program registered its blocks' pages with a userfaultfd of its own, which
+ *              meshing then cannot freeze: those frames are not merged (and the program not
+ *              stopped).
  * Each case runs in a fresh process whose stderr goes to fallback-<case>.err, which the parent
  * reads. A case the system cannot set up (no seccomp, no mount namespace) is skipped. */
 #define _GNU_SOURCE
@@ -19,6 +22,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -147,18 +151,40 @@ static void fork_and_check(bool block_segv)
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
+/* The pages of every block registered with a userfaultfd of the program's own (write
+ * protection mode, nothing protected). false if the process may not have one. */
+static bool register_blocks_elsewhere(void)
+{
+    int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    struct uffdio_api api = {.api = UFFD_API};
+    if (fd < 0 || ioctl(fd, UFFDIO_API, &api) != 0)
+        return false;
+    uintptr_t last = 0;
+    for (size_t i = 0; i < count; i++) {
+        uintptr_t page = (uintptr_t)blocks[i] & ~(uintptr_t)4095;
+        struct uffdio_register reg = {.range = {page, 4096}, .mode = UFFDIO_REGISTER_MODE_WP};
+        if (page != last)
+            CHECK_EQ(ioctl(fd, UFFDIO_REGISTER, &reg), 0);
+        last = page;
+    }
+    return true; /* the descriptor stays open: its registrations with it */
+}
+
 static void work(const char *name)
 {
     if (strcmp(name, "proc") == 0)
         CHECK(open("/proc/self/stat", O_RDONLY) < 0);
     allocate_blocks();
     uint64_t full = fa_test_stats().committed;
+    if (strcmp(name, "own-uffd") == 0 && !register_blocks_elsewhere())
+        exit(SKIP);
     free_most(5);
     for (int pass = 0; pass < 8; pass++)
         fa_collect();
     check_blocks();
     struct fa_stats s = fa_test_stats();
-    if (strcmp(name, "memfd") == 0 || strcmp(name, "uffd") == 0 || strcmp(name, "huge") == 0)
+    if (strcmp(name, "memfd") == 0 || strcmp(name, "uffd") == 0 || strcmp(name, "huge") == 0 ||
+        strcmp(name, "own-uffd") == 0)
         CHECK_EQ(s.mesh_merges, 0);
     if (strcmp(name, "huge") == 0)
         CHECK_EQ(s.mesh_detached, 0);
@@ -193,5 +219,6 @@ int main(int argc, char **argv)
     expect(self, "proc", mesh, NULL);
     expect(self, "huge", huge, "fitalloc: meshing off: FITALLOC_HUGE_PAGES=1");
     expect(self, "segv-fork", mesh, NULL);
+    expect(self, "own-uffd", mesh, NULL);
     return 0;
 }
