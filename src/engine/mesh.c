@@ -6,29 +6,30 @@
  * frames already sharing a page) that hold live bytes, fullest first, and merges each into the
  * first one before it, within a window, whose live blocks it does not overlap (first fit
  * decreasing). A merge:
- *   1. the barrier epoch turns odd, and the virtual frames whose bytes are copied turn
- *      read-only: a thread writing into one faults, and our SIGSEGV handler (platform/fault.c)
- *      waits for the epoch to change, then lets the write run again;
+ *   1. the virtual frames whose bytes are copied are frozen (platform/freeze.c): a writer
+ *      there, a thread or the kernel in a system call (a read into a block), waits in the
+ *      kernel; with mprotect instead, the kernel's write would fail with EFAULT. A process
+ *      that may not freeze merges nothing (merging_ready);
  *   2. the first side's physical page is a page of the memory file (copied there through the
  *      mesher's window onto the file if it was still private memory), and the second side's
  *      live bytes are copied into it at their offsets;
  *   3. each virtual frame of both sides is mapped onto that file page, read/write (the mapping
  *      replaces the read-only one, and the private page it held goes back to the OS);
- *   4. the epoch turns even again and the waiting threads wake.
+ *   4. the writers waiting wake, and find the new mapping.
  * A merge saves one physical page. Frames of a detached page that hold no live byte go back to
  * the OS without a merge (madvise), and come back as fresh zero pages when the page is used
  * again. Only what is meshed lives in the file: programs that never mesh keep anonymous
  * memory and pay nothing.
  *
- * Costs and limits: each merge is a few system calls (an mprotect for each frame copied, an
- * mmap for each frame mapped); each virtual frame mapped onto the file may be a kernel mapping
+ * Costs and limits: each merge is a few system calls (two to freeze each frame copied, an mmap
+ * for each frame mapped, a read of the writers waiting); each virtual frame mapped onto the file may be a kernel mapping
  * of its own, so the shared frames are kept below half of vm.max_map_count; a pass makes at
  * most FA_MESH_MERGES_PER_PASS merges and tries only pairs with a page that changed since the
  * last pass through its class.
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
- * every page with a shared frame turns read-only and the file's pages are copied into a new
- * file; the parent lets its writes go on. The child does not inherit the shared frames'
+ * every page with a shared frame is frozen (read-only where it cannot be) and the file's pages
+ * are copied into a new file; the parent lets its writes go on. The child does not inherit the shared frames'
  * mappings (MADV_DONTFORK: fewer mappings for the kernel to copy at fork and to remove at the
  * child's exit); it maps a page's frames onto the copy only when it touches the page (a fault)
  * or its mesher first runs: a child that execs at once (a fork then exec) maps none. The cost
@@ -66,7 +67,7 @@ static fa_mesh_group_t *group_chunk; /* groups not handed out yet, and how many 
 static size_t group_chunk_left;
 static long shared_frames, shared_limit;
 static uint64_t next_pass;
-/* Odd while frames are write-protected for a merge or a fork: the fault handler waits on it;
+/* Odd while frames are write-protected for a fork (in a process that cannot freeze): the fault handler waits on it;
  * the threads waiting, so that lowering the barrier calls the kernel only for them. */
 static uint32_t barrier_epoch;
 static uint32_t barrier_waiters;
@@ -76,6 +77,10 @@ static long pending_pages;
 static uint32_t remappers;
 
 static bool settle_faulting(uintptr_t address);
+
+/* For tests only (mesh.h): called while a merge's frames are protected, to hold the window
+ * open long enough to be hit. NULL in every program but the test that sets it. */
+void (*_fa_mesh_test_window_hook)(void);
 
 /* ---- the write barrier ---- */
 
@@ -154,6 +159,23 @@ static bool file_ready(void)
     return true;
 }
 
+/* Whether merges may copy frames: the frames copied can be frozen against the kernel's
+ * writes too (a read into a block would fail with EFAULT against a read-only frame), and the
+ * memory file exists. Where not, passes still give back the frames without a live byte,
+ * which needs no copy; FITALLOC_VERBOSE=1 says so, once. */
+static bool merging_ready(void)
+{
+    static bool said;
+    const char *why = NULL;
+    if (_fa_os_freeze_ready(&why) && file_ready())
+        return true;
+    if (!said && fa_option(verbose))
+        _fa_message(2, "fitalloc: meshing gives back empty pages but merges none: %s\n",
+                    why ? why : "no memory file (memfd_create refused?)");
+    said = true;
+    return false;
+}
+
 static void region_release(size_t region)
 {
     size_t r = region / FA_MESH_REGION;
@@ -229,13 +251,31 @@ static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
     for (fa_mesh_frame_t *m = (unit)->group ? (unit)->group->first : (unit); m;                    \
          m = (unit)->group ? m->next : NULL)
 
-static void protect(fa_mesh_frame_t *unit, bool on)
+/* A unit's frames frozen so far writable again: those before `until` (NULL: all). */
+static void thaw(fa_mesh_frame_t *unit, const fa_mesh_frame_t *until)
 {
     FOR_MEMBERS(m, unit)
     {
-        if (!_fa_os_write_protect((void *)fa_mesh_frame_address(m), FA_MESH_FRAME, on))
-            _fa_fatal("fitalloc: meshing could not protect %p\n", (void *)fa_mesh_frame_address(m));
+        if (m == until)
+            break;
+        if (!_fa_os_thaw((void *)fa_mesh_frame_address(m), FA_MESH_FRAME))
+            _fa_fatal("fitalloc: meshing could not thaw %p\n", (void *)fa_mesh_frame_address(m));
     }
+}
+
+/* Hold a unit's frames still while their bytes are copied: a writer there, a thread or the
+ * kernel in a system call, waits until the frame is mapped anew (platform/freeze.c). false,
+ * with none frozen, if one cannot be (the program's own userfaultfd holds its range). */
+static bool freeze(fa_mesh_frame_t *unit)
+{
+    FOR_MEMBERS(m, unit)
+    {
+        if (!_fa_os_freeze((void *)fa_mesh_frame_address(m), FA_MESH_FRAME)) {
+            thaw(unit, m);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* ---- which blocks are live in a frame ---- */
@@ -333,21 +373,31 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         a = b;
         b = t;
     }
-    fa_mesh_group_t *g = a->unit->group ? a->unit->group : group_new(a->unit->rec, k);
-    if (!g)
-        return false;
-    const fa_page_t *page = a->unit->rec->page;
     /* Only what is copied must hold still: a group's page stays writable, as the bytes copied
      * into it are not its members' live ones. */
-    barrier_raise();
-    if (!a->unit->group)
-        protect(a->unit, true);
-    protect(b->unit, true);
-    if (!a->unit->group) {
+    bool fresh = !a->unit->group;
+    if (fresh && !freeze(a->unit))
+        return false;
+    if (!freeze(b->unit)) {
+        if (fresh)
+            thaw(a->unit, NULL);
+        return false;
+    }
+    fa_mesh_group_t *g = fresh ? group_new(a->unit->rec, k) : a->unit->group;
+    if (!g) {
+        if (fresh)
+            thaw(a->unit, NULL);
+        thaw(b->unit, NULL);
+        return false;
+    }
+    const fa_page_t *page = a->unit->rec->page;
+    if (fresh) {
         memcpy(window + g->offset, (const void *)fa_mesh_frame_address(a->unit), FA_MESH_FRAME);
         map_onto(a->unit, g);
     }
     copy_live(fa_mesh_frame_address(b->unit), g->offset, page, k, first, b->mask, count);
+    if (_fa_mesh_test_window_hook)
+        _fa_mesh_test_window_hook();
     fa_mesh_group_t *old = b->unit->group;
     fa_mesh_frame_t *m = old ? old->first : b->unit;
     while (m) {
@@ -360,7 +410,7 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         map_onto(m, g);
         m = next;
     }
-    barrier_lower();
+    _fa_os_freeze_wake_replaced();
     if (old)
         group_free(old);
     a->unit = g->first;
@@ -541,7 +591,7 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
     bool any = false;
     collect_all(true, &any);
     size_t budget = FA_MESH_MERGES_PER_PASS;
-    if (any && file_ready()) {
+    if (any && merging_ready()) {
         for (size_t bin = 0; bin < FA_SMALL_BINS && budget; bin++) {
             fa_mesh_page_t *list = _fa_mesh_pages[bin];
             bool changed = false;
@@ -567,7 +617,10 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
 
 static int copy_file = -1; /* the file the child maps, made before the fork */
 static char *copy_window;
-static bool copy_protected; /* the parent's meshed pages were read-only while copied */
+/* How the parent's meshed pages were held still while copied: not at all (no other thread
+ * could write), frozen (platform/freeze.c), or read-only (mprotect; in a process that cannot
+ * freeze, a fork child that inherited meshed pages, the fault handler makes writers wait). */
+static enum { COPY_UNGUARDED, COPY_FROZEN, COPY_READ_ONLY } copy_guard;
 
 /* Every detached page with a shared frame. */
 #define FOR_SHARING_PAGES(rec)                                                                     \
@@ -575,12 +628,15 @@ static bool copy_protected; /* the parent's meshed pages were read-only while co
         for (fa_mesh_page_t *rec = _fa_mesh_pages[bin_]; rec; rec = rec->next)                     \
             if (rec->shared)
 
-/* A page's frames, shared or not, read-only or writable again: one call a page rather than
+/* A page's frames, shared or not, held still or writable again: one call a page rather than
  * one a frame (a fork may have tens of thousands of shared frames). */
 static void protect_page(const fa_mesh_page_t *rec, bool on)
 {
     void *start = (void *)rec->page->start;
-    if (!_fa_os_write_protect(start, fa_mesh_frame_count(rec->page) * FA_MESH_FRAME, on))
+    size_t size = fa_mesh_frame_count(rec->page) * FA_MESH_FRAME;
+    bool ok = copy_guard == COPY_FROZEN ? on ? _fa_os_freeze(start, size) : _fa_os_thaw(start, size)
+                                        : _fa_os_write_protect(start, size, on);
+    if (!ok)
         _fa_fatal("fitalloc: fork: meshing could not protect %p\n", start);
 }
 
@@ -621,8 +677,10 @@ void _fa_mesh_before_fork(void)
     /* Read-only while copied, so that no thread's write is half in the copy; unless no other
      * thread can write: fork's own thread is here, and the purge thread waits for the mesher's
      * lock, which we hold. */
-    copy_protected = _fa_os_thread_count() != 1 + _fa_purge_threads();
-    if (copy_protected)
+    copy_guard = _fa_os_thread_count() == 1 + _fa_purge_threads() ? COPY_UNGUARDED
+                 : _fa_os_freeze_ready(NULL)                      ? COPY_FROZEN
+                                                                  : COPY_READ_ONLY;
+    if (copy_guard != COPY_UNGUARDED)
         protect_sharing_pages(true);
     /* Every group's page once, through its first member. */
     FOR_SHARING_PAGES(rec)
@@ -642,7 +700,7 @@ void _fa_mesh_before_fork(void)
 void _fa_mesh_after_fork_parent(void)
 {
     if (copy_window) {
-        if (copy_protected)
+        if (copy_guard != COPY_UNGUARDED)
             protect_sharing_pages(false);
         barrier_lower();
         _fa_os_unmap(copy_window, FA_MESH_FILE_SIZE);
@@ -758,10 +816,13 @@ void _fa_mesh_after_fork_child(void)
          * other frames are the child's private copies already, writable again if the parent
          * protected them. */
         long pending = 0;
-        bool holes = inherited_no_shared_frame();
+        /* Mapped at a touch only if the touch reaches our handler: the thread that forked
+         * (the child's only one) may block SIGSEGV, or the program may have put its own
+         * handler in front since the last pass. */
+        bool holes = inherited_no_shared_frame() && _fa_os_fault_deliverable();
         FOR_SHARING_PAGES(rec)
         {
-            if (copy_protected)
+            if (copy_guard == COPY_READ_ONLY)
                 unprotect_private_frames(rec);
             if (rec->dont_fork && holes) {
                 rec->pending = true;
@@ -773,5 +834,7 @@ void _fa_mesh_after_fork_child(void)
         fa_atomic_store_seq_cst(&pending_pages, pending);
         fa_atomic_store_relaxed(&barrier_epoch, barrier_epoch + 1);
     }
+    if (_fa_mesh_on)
+        _fa_os_freeze_after_fork_child();
     _fa_mesh_fork_child();
 }

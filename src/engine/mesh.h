@@ -108,5 +108,7 @@ void _fa_mesh_release(fa_mesh_page_t *rec);
  * mapped onto the child's own copy of the file before any mapping changes. */
 void _fa_mesh_unmesh(fa_mesh_page_t *rec);
 void _fa_mesh_settle_child(void);
+/* A test's hook, run between a merge's copy and its remapping (tests/mesh/test_mesh_efault.c). */
+extern void (*_fa_mesh_test_window_hook)(void);
 
 #endif

@@ -28,8 +28,13 @@ void _fa_mesh_init(void)
 #ifdef FA_TOOLS
     tools = true;
 #endif
-    _fa_mesh_on =
-        fa_option(mesh) && !fa_option(huge_pages) && !tools && _fa_os_page_size() == FA_MESH_FRAME;
+    const char *off = fa_option(huge_pages)                 ? "FITALLOC_HUGE_PAGES=1"
+                      : tools                               ? "a debugging-tools build"
+                      : _fa_os_page_size() != FA_MESH_FRAME ? "the kernel's pages are not 4 KiB"
+                                                            : NULL;
+    _fa_mesh_on = fa_option(mesh) && !off;
+    if (fa_option(mesh) && off && fa_option(verbose))
+        _fa_message(2, "fitalloc: meshing off: %s\n", off);
 }
 
 /* Half the page, and half as much again each time the page came back from the mesher (down to

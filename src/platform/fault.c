@@ -10,6 +10,7 @@
 #include "platform/os.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 
@@ -68,6 +69,18 @@ bool _fa_os_fault_hook(bool (*retry)(uintptr_t address))
         sigemptyset(&mine.sa_mask);
         ok = sigaction(SIGSEGV, &mine, NULL) == 0;
     }
+    errno = saved;
+    return ok;
+}
+
+bool _fa_os_fault_deliverable(void)
+{
+    int saved = errno;
+    sigset_t blocked;
+    struct sigaction current;
+    bool ok = pthread_sigmask(SIG_BLOCK, NULL, &blocked) == 0 && !sigismember(&blocked, SIGSEGV) &&
+              sigaction(SIGSEGV, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+              current.sa_sigaction == on_fault;
     errno = saved;
     return ok;
 }

@@ -111,6 +111,22 @@ size_t _fa_os_page_size(void);
 /* The most kernel mappings (VMAs) the process may have: vm.max_map_count. */
 long _fa_os_max_mappings(void);
 
+/* ---- freeze.c: memory held still against every writer, the kernel's too (meshing) ---- */
+
+/* Whether ranges can be frozen: a writer there, a thread of the program or the kernel in a
+ * system call (read into a block), waits until the range is thawed or mapped anew, instead of
+ * faulting or failing with EFAULT (userfaultfd's write protection). false with *why saying
+ * what refused it. Asked once; again after a fork, in the child. Under the caller's lock. */
+bool _fa_os_freeze_ready(const char **why);
+/* Freeze [p, p+size) (anonymous or shared memory); false on failure. */
+bool _fa_os_freeze(void *p, size_t size);
+/* Writable again, and the writers waiting there woken; false on failure. */
+bool _fa_os_thaw(void *p, size_t size);
+/* Wake the writers still waiting on frozen ranges since mapped anew. */
+void _fa_os_freeze_wake_replaced(void);
+/* In a fork child: the parent's freezing acts on the parent's memory; the child asks anew. */
+void _fa_os_freeze_after_fork_child(void);
+
 /* ---- fault.c: faults in memory fitalloc protects on purpose ---- */
 
 /* Install, or install again if the program has since put its own handler in its place, the
@@ -122,6 +138,9 @@ long _fa_os_max_mappings(void);
  * that was installed before (the program's, or the default action). false if no handler could
  * be installed. Hooks are installed while one thread runs, or under a lock. */
 bool _fa_os_fault_hook(bool (*retry)(uintptr_t address));
+/* Whether a fault of the calling thread reaches the hooks now: its handler is in place and the
+ * thread does not block SIGSEGV. */
+bool _fa_os_fault_deliverable(void);
 
 /* ---- os_process.c: the C library's process-level facilities ---- */
 
