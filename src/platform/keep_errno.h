@@ -11,6 +11,7 @@ static inline void fa_errno_restore(const int *saved)
     errno = *saved;
 }
 
-#define FA_KEEP_ERRNO int fa_errno_saved_ __attribute__((cleanup(fa_errno_restore))) = errno
+/* unused: clang does not count the cleanup as a use. */
+#define FA_KEEP_ERRNO int fa_errno_saved_ __attribute__((cleanup(fa_errno_restore), unused)) = errno
 
 #endif
