@@ -121,8 +121,10 @@ expect() { # expect <package .deb> <path>...
         grep -qx "$path" "$tmp/list" || fail "$(basename "$deb") lacks $path"
     done
 }
-expect "${debs[0]}" "$lib/libfitalloc.so.0" usr/share/doc/libfitalloc0/copyright
+expect "${debs[0]}" "$lib/libfitalloc.so.0" "$lib/libfitalloc-secure.so.0" \
+    usr/share/doc/libfitalloc0/copyright
 expect "${debs[1]}" "$lib/libfitalloc.so" "$lib/libfitalloc.a" "$lib/pkgconfig/fitalloc.pc" \
+    "$lib/libfitalloc-secure.so" "$lib/pkgconfig/fitalloc-secure.pc" \
     "$lib/cmake/fitalloc/fitallocConfig.cmake" usr/include/fitalloc.h usr/share/man/man3/fitalloc.3.gz
 expect "${debs[2]}" usr/bin/fitalloc usr/bin/fitalloc-replay usr/share/man/man1/fitalloc.1.gz \
     usr/share/man/man1/fitalloc-replay.1.gz usr/share/fitalloc/python/fitalloc_cli/cli.py

@@ -30,8 +30,9 @@ PEERS = {
                f"{platform.machine()}.so"], "libclang-rt-14-dev"),
 }
 PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc", "scudo", "glibc"]
-# fitalloc's own variants: the same library with these FITALLOC_* variables. "{tmp}" in a value
-# is the run's scratch directory (run_env).
+# fitalloc's own variants: the same library with these FITALLOC_* variables (fitalloc-secure:
+# libfitalloc-secure.so, secure_library). "{tmp}" in a value is the run's scratch directory
+# (run_env).
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
                      "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"},
                      "fitalloc-mesh": {"FITALLOC_MESH": "1"}}
@@ -109,6 +110,18 @@ def valid_names() -> list[str]:
     return PEER_NAMES + OPTIONAL_NAMES + list(LAB_CONFIGS) + ["lab"]
 
 
+def secure_library(fitalloc: str) -> str:
+    """libfitalloc-secure.so beside the given libfitalloc.so; a build from before secure mode had
+    a library of its own (whose libfitalloc.so has it) has none: that library then."""
+    folder, name = os.path.split(fitalloc)
+    secure = os.path.join(folder, name.replace("libfitalloc", "libfitalloc-secure", 1))
+    return secure if os.path.isfile(secure) else fitalloc
+
+
+def variant_library(name: str, fitalloc: str) -> str:
+    return secure_library(fitalloc) if name == "fitalloc-secure" else fitalloc
+
+
 def find_peer(name: str) -> str | None:
     files, _ = PEERS[name]
     for f in files:
@@ -144,7 +157,8 @@ def discover_peers(wanted: list[str], fitalloc: str,
             found.append(Allocator("glibc", ""))
         elif name in FITALLOC_VARIANTS:
             if os.path.isfile(fitalloc):
-                found.append(Allocator(name, os.path.abspath(fitalloc), FITALLOC_VARIANTS[name]))
+                found.append(Allocator(name, os.path.abspath(variant_library(name, fitalloc)),
+                                       FITALLOC_VARIANTS[name]))
             else:
                 missing.append(missing_message(name, fitalloc))
         elif name == "mesh":

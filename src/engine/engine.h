@@ -182,9 +182,23 @@ void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
 void _fa_page_emptied(fa_page_t *page);
 bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
 
-/* secure.c: secure mode (FITALLOC_SECURE) */
+/* secure.c: secure mode (FITALLOC_SECURE), only in libfitalloc-secure.so (FA_SECURE_BUILD).
+ * In the default library _fa_secure and fa_secure_marked are constant false: the compiler
+ * drops secure mode's branches, and the secure sources are not linked in. A secure call in a
+ * condition comes after _fa_secure (or fa_secure_marked), not after another test: clang at
+ * -O0 folds `false && f()` but keeps `x && false && f()`, and f would be undefined. */
+#ifdef FA_SECURE_BUILD
 extern bool _fa_secure;
-void _fa_secure_init(void); /* after the options are read */
+#define FA_SECURE_BUILT 1
+#else
+#define _fa_secure false
+#define FA_SECURE_BUILT 0
+#endif
+/* A page's or segment's `secure` mark (set only by secure mode). */
+#define fa_secure_marked(x) (FA_SECURE_BUILT && (x)->secure)
+/* After the options are read: whether secure mode is on. The default library's (secure_absent.c)
+ * says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
+bool _fa_secure_init(void);
 void *_fa_secure_alloc(size_t n, size_t alignment);
 void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
@@ -194,7 +208,7 @@ void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size);
 bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place */
 void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
 void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
-void _fa_secure_check_quarantine(void);          /* at exit: this thread's held blocks */
+void _fa_secure_check_quarantine(void);          /* at exit: this thread's held blocks, if any */
 bool _fa_secure_is_large(size_t n); /* a request of n bytes gets a mapping of its own */
 /* The canary byte after n bytes of a large block (secure_large.c): set, or checked. */
 void _fa_secure_canary_set(void *p, size_t len);

@@ -277,7 +277,7 @@ static size_t clear_old(fa_segment_t *seg, size_t from, size_t to, bool whole)
 static bool reusable(const fa_segment_t *seg)
 {
     return seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure;
+           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !fa_secure_marked(seg);
 }
 
 /* The freed block's mapping to the cache, the spare pages or the OS (`expired`: a hot
@@ -310,7 +310,7 @@ static void release(fa_segment_t *seg, bool expired)
     fa_mutex_unlock(&_fa_global_lock);
     if (cached)
         _fa_purge_kick();
-    else if (seg->secure)
+    else if (fa_secure_marked(seg))
         _fa_secure_large_retire(seg);
     else if (expired)
         _fa_large_unmap(seg, seg->mapped);

@@ -68,7 +68,7 @@ struct fa_quarantine {
     uint64_t rng; /* xorshift state for the random list order */
 };
 
-void _fa_secure_init(void)
+bool _fa_secure_init(void)
 {
     _fa_secure = fa_option(secure) != 0;
     /* Bytes no program writes by accident often: neither 0 nor 0xff, and secret. */
@@ -78,6 +78,7 @@ void _fa_secure_init(void)
     if (_fa_secure)
         _fa_secure_guard_init();
     protect_big = _fa_secure_guards && fa_option(secure_protect);
+    return _fa_secure;
 }
 
 /* ---- reports ---- */
