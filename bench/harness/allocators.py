@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import platform
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -110,15 +111,19 @@ def valid_names() -> list[str]:
     return PEER_NAMES + OPTIONAL_NAMES + list(LAB_CONFIGS) + ["lab"]
 
 
-def secure_library(fitalloc: str) -> str:
-    """libfitalloc-secure.so beside the given libfitalloc.so; a build from before secure mode had
-    a library of its own (whose libfitalloc.so has it) has none: that library then."""
+def secure_library(fitalloc: str) -> str | None:
+    """libfitalloc-secure.so beside the given libfitalloc.so; else the library itself if it has
+    secure mode (a build from before secure mode had a library of its own: it exports the
+    checked memcpy); else None."""
     folder, name = os.path.split(fitalloc)
     secure = os.path.join(folder, name.replace("libfitalloc", "libfitalloc-secure", 1))
-    return secure if os.path.isfile(secure) else fitalloc
+    if secure != fitalloc and os.path.isfile(secure):
+        return secure
+    nm = subprocess.run(["nm", "-D", "--defined-only", fitalloc], capture_output=True, text=True)
+    return fitalloc if re.search(r" T memcpy$", nm.stdout, re.M) else None
 
 
-def variant_library(name: str, fitalloc: str) -> str:
+def variant_library(name: str, fitalloc: str) -> str | None:
     return secure_library(fitalloc) if name == "fitalloc-secure" else fitalloc
 
 
@@ -156,9 +161,12 @@ def discover_peers(wanted: list[str], fitalloc: str,
         if name == "glibc":
             found.append(Allocator("glibc", ""))
         elif name in FITALLOC_VARIANTS:
-            if os.path.isfile(fitalloc):
-                found.append(Allocator(name, os.path.abspath(variant_library(name, fitalloc)),
-                                       FITALLOC_VARIANTS[name]))
+            path = variant_library(name, fitalloc) if os.path.isfile(fitalloc) else None
+            if path:
+                found.append(Allocator(name, os.path.abspath(path), FITALLOC_VARIANTS[name]))
+            elif os.path.isfile(fitalloc):
+                missing.append(f"{name}: MISSING: no libfitalloc-secure.so beside {fitalloc} "
+                               f"(build it with: {FITALLOC_BUILD})")
             else:
                 missing.append(missing_message(name, fitalloc))
         elif name == "mesh":

@@ -262,9 +262,13 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         usable.append(baseline)
         if any(a.name == "fitalloc-secure" for a in usable):
-            secure = snapshot(build_dir, al.secure_library(args.baseline), al.BASELINE_SECURE)
-            usable.append(al.Allocator(al.BASELINE_SECURE, secure,
-                                       al.FITALLOC_VARIANTS["fitalloc-secure"]))
+            secure = al.secure_library(args.baseline)
+            if secure:
+                usable.append(al.Allocator(al.BASELINE_SECURE,
+                                           snapshot(build_dir, secure, al.BASELINE_SECURE),
+                                           al.FITALLOC_VARIANTS["fitalloc-secure"]))
+            else:
+                notes.append(f"{al.BASELINE_SECURE}: no secure library beside {args.baseline}")
 
     case_list = cases(selected, sweep)
     wanted_labs = list(dict.fromkeys(

@@ -56,8 +56,9 @@ def secure_library(places: Places) -> str:
     found = _from_env(SECURE_LIBRARY_ENV, "libfitalloc-secure.so", need_exec=False)
     if found is None:
         folder, name = os.path.split(library(places))
-        found = os.path.join(folder, name.replace("libfitalloc", "libfitalloc-secure", 1))
-        if not os.path.isfile(found):
+        secure = name.replace("libfitalloc", "libfitalloc-secure", 1)
+        found = os.path.join(folder, secure)
+        if secure == name or not os.path.isfile(found):
             raise CommandError(f"cannot find libfitalloc-secure.so (looked at {found}); "
                                f"set {SECURE_LIBRARY_ENV}=/path/to/libfitalloc-secure.so")
     return _preloadable(found, SECURE_LIBRARY_ENV)
