@@ -3,7 +3,7 @@
 #
 # Builds build-deb/ (Release, prefix /usr, -DFITALLOC_DEB=ON, no tests) and makes the packages
 # with CPack (cpack -G DEB, cmake/packaging.cmake) in build-deb/packages/: libfitalloc0 (the
-# library), libfitalloc-dev (headers, static library, pkg-config and CMake files) and
+# libraries, libfitalloc.so.0 and libfitalloc-secure.so.0), libfitalloc-dev (headers, static library, pkg-config and CMake files) and
 # fitalloc-tools (the fitalloc command, fitalloc-replay). Needs dpkg-dev, pandoc and help2man.
 #
 # --test then checks them, in about a minute: lintian (no error; its warnings are printed),
