@@ -1,7 +1,9 @@
 # Debian packages, by CPack (cpack -G DEB): one package per install component.
 #
-#   runtime -> libfitalloc<ABI>  the shared library by its soname (section libs)
-#   devel   -> libfitalloc-dev   headers, libfitalloc.so, libfitalloc.a, pkg-config and CMake
+#   runtime -> libfitalloc<ABI>  the shared libraries by their sonames (libfitalloc.so.<ABI>,
+#                                secure mode's libfitalloc-secure.so.<ABI>; section libs)
+#   devel   -> libfitalloc-dev   headers, libfitalloc.so, libfitalloc-secure.so,
+#                                libfitalloc.a, pkg-config and CMake
 #                                package files, fitalloc(3)
 #   tools   -> fitalloc-tools    the fitalloc command, fitalloc-replay, the Python package,
 #                                fitalloc(1)
@@ -63,8 +65,10 @@ It has thread-local heaps, size classes and lock-free cross-thread frees,
 and gives free memory back to the OS after a delay, from a background thread.
 FITALLOC_MODE=lab serves allocations from a classic free-list heap under a
 placement policy chosen at run time.
+FITALLOC_SECURE=1 with libfitalloc-secure.so adds canaries, a quarantine,
+guard pages and checked copies (memcpy, memmove, memset).
 .
-This package holds the shared library.")
+This package holds the shared libraries.")
 # ldconfig runs on install and removal through dpkg's trigger, Debian's way (lintian:
 # maintscript-calls-ldconfig). CPack writes a postinst and a postrm that call ldconfig for a
 # package with a library in /usr/lib unless the control files given here include its own;

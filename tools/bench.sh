@@ -111,7 +111,7 @@ if [[ -z "$lib" ]]; then
     cmake -S "$root" -B "$build_dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
         -DFITALLOC_SANITIZE= -DFITALLOC_OVERRIDE=ON >/dev/null ||
         { echo "tools/bench.sh: cmake configure failed" >&2; exit 2; }
-    cmake --build "$build_dir" --target fitalloc >/dev/null ||
+    cmake --build "$build_dir" --target fitalloc fitalloc_secure >/dev/null ||
         { echo "tools/bench.sh: building libfitalloc.so failed" >&2; exit 2; }
     lib="$build_dir/libfitalloc.so"
 fi

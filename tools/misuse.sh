@@ -9,7 +9,8 @@
 #   bash tools/misuse.sh [--lib PATH] [--out FILE] [--check FILE] [--tsv] [--bin DIR]
 #                        [--jobs N] [--only REGEX] [--configs LIST] [--repeat N]
 #
-#   --lib PATH    the libfitalloc.so to preload (default: build/libfitalloc.so)
+#   --lib PATH    the libfitalloc.so to preload (default: build/libfitalloc.so); the secure
+#                 column preloads libfitalloc-secure.so from beside it
 #   --out FILE    also write the table to FILE
 #   --check FILE  compare the default, secure and lab columns run (not glibc, scudo) with FILE
 #                 (tests/misuse/expected.tsv); list the mismatches and exit 1 if any
@@ -83,12 +84,17 @@ done
 
 [[ -f "$lib" ]] || { echo "misuse: $lib not found (build first, or --lib PATH)" >&2; exit 2; }
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
+secure_lib=$(dirname "$lib")/$(basename "$lib" | sed 's/^libfitalloc/&-secure/')
 [[ -z "$check" || -f "$check" ]] || { echo "misuse: $check not found" >&2; exit 2; }
 [[ "$jobs" =~ ^[1-9][0-9]*$ && "$repeat" =~ ^[1-9][0-9]*$ ]] || usage
 IFS=, read -r -a configs <<<"$configs_arg"
 for config in "${configs[@]}"; do
     case $config in default | secure | lab | glibc | scudo) ;; *) usage ;; esac
 done
+if [[ " ${configs[*]} " == *" secure "* && ! -f $secure_lib ]]; then
+    echo "misuse: $secure_lib not found (secure mode's library, built beside $lib)" >&2
+    exit 2
+fi
 # scudo as the bench finds it (bench/harness/allocators.py): the newest match.
 scudo=$(compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.scudo_standalone-$(uname -m).so" |
     sort -V | tail -n 1 || true)
@@ -228,7 +234,7 @@ run_once() {
     local set_env=(LIBC_FATAL_STDERR_=1)
     case $config in
     default) set_env+=("LD_PRELOAD=$lib") ;;
-    secure) set_env+=("LD_PRELOAD=$lib" FITALLOC_SECURE=1) ;;
+    secure) set_env+=("LD_PRELOAD=$secure_lib" FITALLOC_SECURE=1) ;;
     lab) set_env+=("LD_PRELOAD=$lib" FITALLOC_MODE=lab) ;;
     scudo) set_env+=("LD_PRELOAD=$scudo") ;;
     esac

@@ -3,10 +3,11 @@
 #
 # Builds build-deb/ (Release, prefix /usr, -DFITALLOC_DEB=ON, no tests) and makes the packages
 # with CPack (cpack -G DEB, cmake/packaging.cmake) in build-deb/packages/: libfitalloc0 (the
-# library), libfitalloc-dev (headers, static library, pkg-config and CMake files) and
-# fitalloc-tools (the fitalloc command, fitalloc-replay). First installs the Debian packages it
-# needs when they are missing (tools/deps.sh package: dpkg-dev, pandoc, help2man, lintian, ...),
-# as root or with password-less sudo; otherwise it fails and names the apt-get line.
+# libraries, libfitalloc.so.0 and libfitalloc-secure.so.0), libfitalloc-dev (headers, static
+# library, pkg-config and CMake files) and fitalloc-tools (the fitalloc command,
+# fitalloc-replay). First installs the Debian packages it needs when they are missing
+# (tools/deps.sh package: dpkg-dev, pandoc, help2man, lintian, ...), as root or with
+# password-less sudo; otherwise it fails and names the apt-get line.
 #
 # --test then checks them, in about a minute: lintian (no error, no warning but the one
 # cmake/packaging.cmake explains), install them, preload a real program from the installed path,
@@ -131,7 +132,8 @@ expect() { # expect <package .deb> <path>...
         grep -qx "$path" "$tmp/list" || fail "$(basename "$deb") lacks $path"
     done
 }
-expect "${debs[0]}" "$lib/libfitalloc.so.0" usr/share/doc/libfitalloc0/copyright
+expect "${debs[0]}" "$lib/libfitalloc.so.0" "$lib/libfitalloc-secure.so.0" \
+    usr/share/doc/libfitalloc0/copyright
 # ldconfig runs through dpkg's trigger, not from maintainer scripts (cmake/packaging.cmake).
 dpkg-deb --ctrl-tarfile "${debs[0]}" | tar -t | sed 's|^\./||' >"$tmp/control"
 grep -qx triggers "$tmp/control" || fail "libfitalloc0 has no triggers file"
@@ -140,6 +142,7 @@ grep -qx triggers "$tmp/control" || fail "libfitalloc0 has no triggers file"
 ! grep -Eqx 'postinst|postrm|preinst|prerm' "$tmp/control" ||
     fail "libfitalloc0 has maintainer scripts: $(paste -sd ' ' "$tmp/control")"
 expect "${debs[1]}" "$lib/libfitalloc.so" "$lib/libfitalloc.a" "$lib/pkgconfig/fitalloc.pc" \
+    "$lib/libfitalloc-secure.so" "$lib/pkgconfig/fitalloc-secure.pc" \
     "$lib/cmake/fitalloc/fitallocConfig.cmake" usr/include/fitalloc.h usr/share/man/man3/fitalloc.3.gz
 expect "${debs[2]}" usr/bin/fitalloc usr/bin/fitalloc-replay usr/share/man/man1/fitalloc.1.gz \
     usr/share/man/man1/fitalloc-replay.1.gz usr/share/fitalloc/python/fitalloc_cli/cli.py

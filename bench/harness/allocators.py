@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import platform
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -30,8 +31,9 @@ PEERS = {
                f"{platform.machine()}.so"], "libclang-rt-14-dev"),
 }
 PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc", "scudo", "glibc"]
-# fitalloc's own variants: the same library with these FITALLOC_* variables. "{tmp}" in a value
-# is the run's scratch directory (run_env).
+# fitalloc's own variants: the same library with these FITALLOC_* variables (fitalloc-secure:
+# libfitalloc-secure.so, secure_library). "{tmp}" in a value is the run's scratch directory
+# (run_env).
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
                      "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"},
                      "fitalloc-mesh": {"FITALLOC_MESH": "1"}}
@@ -109,6 +111,22 @@ def valid_names() -> list[str]:
     return PEER_NAMES + OPTIONAL_NAMES + list(LAB_CONFIGS) + ["lab"]
 
 
+def secure_library(fitalloc: str) -> str | None:
+    """libfitalloc-secure.so beside the given libfitalloc.so; else the library itself if it has
+    secure mode (a build from before secure mode had a library of its own: it exports the
+    checked memcpy); else None."""
+    folder, name = os.path.split(fitalloc)
+    secure = os.path.join(folder, name.replace("libfitalloc", "libfitalloc-secure", 1))
+    if secure != fitalloc and os.path.isfile(secure):
+        return secure
+    nm = subprocess.run(["nm", "-D", "--defined-only", fitalloc], capture_output=True, text=True)
+    return fitalloc if re.search(r" T memcpy$", nm.stdout, re.M) else None
+
+
+def variant_library(name: str, fitalloc: str) -> str | None:
+    return secure_library(fitalloc) if name == "fitalloc-secure" else fitalloc
+
+
 def find_peer(name: str) -> str | None:
     files, _ = PEERS[name]
     for f in files:
@@ -143,8 +161,12 @@ def discover_peers(wanted: list[str], fitalloc: str,
         if name == "glibc":
             found.append(Allocator("glibc", ""))
         elif name in FITALLOC_VARIANTS:
-            if os.path.isfile(fitalloc):
-                found.append(Allocator(name, os.path.abspath(fitalloc), FITALLOC_VARIANTS[name]))
+            path = variant_library(name, fitalloc) if os.path.isfile(fitalloc) else None
+            if path:
+                found.append(Allocator(name, os.path.abspath(path), FITALLOC_VARIANTS[name]))
+            elif os.path.isfile(fitalloc):
+                missing.append(f"{name}: MISSING: no libfitalloc-secure.so beside {fitalloc} "
+                               f"(build it with: {FITALLOC_BUILD})")
             else:
                 missing.append(missing_message(name, fitalloc))
         elif name == "mesh":

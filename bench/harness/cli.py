@@ -241,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
             notes.append("lab configurations skipped: " + al.missing_message("fitalloc", args.fitalloc))
     usable = []
     for a in peers:
-        if a.name in al.FITALLOC_VARIANTS:
+        if a.name == "fitalloc-secure" and fitalloc_path:
+            a = al.Allocator(a.name, snapshot(build_dir, al.secure_library(args.fitalloc), a.name),
+                             a.env)
+        elif a.name in al.FITALLOC_VARIANTS:
             a = al.Allocator(a.name, fitalloc_path, a.env)
         problem = al.check_preload(build_dir, a)
         if problem is None:
@@ -260,8 +263,13 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         usable.append(baseline)
         if any(a.name == "fitalloc-secure" for a in usable):
-            usable.append(al.Allocator(al.BASELINE_SECURE, baseline.preload,
-                                       al.FITALLOC_VARIANTS["fitalloc-secure"]))
+            secure = al.secure_library(args.baseline)
+            if secure:
+                usable.append(al.Allocator(al.BASELINE_SECURE,
+                                           snapshot(build_dir, secure, al.BASELINE_SECURE),
+                                           al.FITALLOC_VARIANTS["fitalloc-secure"]))
+            else:
+                notes.append(f"{al.BASELINE_SECURE}: no secure library beside {args.baseline}")
 
     case_list = cases(selected, sweep)
     wanted_labs = list(dict.fromkeys(

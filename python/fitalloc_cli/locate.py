@@ -3,7 +3,9 @@
 Order: the environment (FITALLOC_LIB, FITALLOC_REPLAY), then the paths the launcher was
 generated with (in a build tree: the library and fitalloc-replay that CMake builds there;
 installed: <prefix>/<libdir>/libfitalloc.so.0 and fitalloc-replay beside the command in
-<prefix>/bin), then, for fitalloc-replay only, PATH."""
+<prefix>/bin), then, for fitalloc-replay only, PATH. libfitalloc-secure.so (secure mode's
+library) is FITALLOC_SECURE_LIB, else the file beside libfitalloc.so of the same name with
+"-secure" added."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from .errors import CommandError
 
 LIBRARY_ENV = "FITALLOC_LIB"
+SECURE_LIBRARY_ENV = "FITALLOC_SECURE_LIB"
 REPLAY_ENV = "FITALLOC_REPLAY"
 
 
@@ -45,10 +48,27 @@ def library(places: Places) -> str:
         looked = ", ".join(places.library) or "nowhere (no launcher paths)"
         raise CommandError(f"cannot find libfitalloc.so (looked at {looked}); "
                            f"set {LIBRARY_ENV}=/path/to/libfitalloc.so")
+    return _preloadable(found, LIBRARY_ENV)
+
+
+def secure_library(places: Places) -> str:
+    """The absolute path of libfitalloc-secure.so to preload, or CommandError."""
+    found = _from_env(SECURE_LIBRARY_ENV, "libfitalloc-secure.so", need_exec=False)
+    if found is None:
+        folder, name = os.path.split(library(places))
+        secure = name.replace("libfitalloc", "libfitalloc-secure", 1)
+        found = os.path.join(folder, secure)
+        if secure == name or not os.path.isfile(found):
+            raise CommandError(f"cannot find libfitalloc-secure.so (looked at {found}); "
+                               f"set {SECURE_LIBRARY_ENV}=/path/to/libfitalloc-secure.so")
+    return _preloadable(found, SECURE_LIBRARY_ENV)
+
+
+def _preloadable(found: str, env: str) -> str:
     # ld.so splits LD_PRELOAD at spaces and colons: such a path cannot be preloaded.
     if any(c in found for c in " :\t\n"):
         raise CommandError(f"{found}: LD_PRELOAD cannot hold a path with a space or a colon; "
-                           f"copy or link the library elsewhere and set {LIBRARY_ENV}")
+                           f"copy or link the library elsewhere and set {env}")
     return found
 
 

@@ -47,7 +47,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--arena", type=_size, metavar="SIZE",
                    help="lab: a fixed heap of SIZE bytes (K, M, G suffixes; FITALLOC_LAB_ARENA)")
     p.add_argument("--secure", action="store_true",
-                   help="secure mode (FITALLOC_SECURE=1)")
+                   help="secure mode: preload libfitalloc-secure.so, FITALLOC_SECURE=1")
     p.add_argument("--stats", action="store_true",
                    help="print statistics to stderr at exit (FITALLOC_STATS=1)")
     p.add_argument("--trace", metavar="FILE",
@@ -169,7 +169,8 @@ def main(args: argparse.Namespace, places: locate.Places) -> int:
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         args.parser.error("no program to run (fitalloc run [options] -- PROGRAM [ARGS...])")
-    env = environment(args, program[0], locate.library(places), dict(os.environ))
+    library = locate.secure_library(places) if args.secure else locate.library(places)
+    env = environment(args, program[0], library, dict(os.environ))
     if args.trace is not None:
         check_trace_path(args.trace)
         return run_traced(program, env, env["FITALLOC_TRACE"])

@@ -83,7 +83,7 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     *seg_out = seg;
     *page_out = page;
-    if (!seg && _fa_secure && _fa_secure_zero_owns(p))
+    if (_fa_secure && !seg && _fa_secure_zero_owns(p))
         return 0; /* malloc(0) in secure mode (realloc takes it apart) */
     if (!seg)
         _fa_bad_pointer(caller, p);
@@ -92,7 +92,7 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
             _fa_bad_pointer(caller, p);
         return seg->large_usable;
     }
-    return page->secure ? _fa_secure_usable(page, p, caller) : page->block_size;
+    return fa_secure_marked(page) ? _fa_secure_usable(page, p, caller) : page->block_size;
 }
 
 FA_ENTRY_API void *FA_ENTRY(fa_malloc)(size_t n)
@@ -161,10 +161,10 @@ static void *realloc_untraced(void *p, size_t n)
         _fa_double_free("realloc", p, usable);
     /* Keep the block when the new size fits and does not waste more than half of it. A secure
      * block records the size asked for: it stays when its trailer still fits. */
-    bool secure = large ? seg->secure : page->secure;
-    if (secure && !large && _fa_secure_resize(page, p, n))
+    bool secure = large ? fa_secure_marked(seg) : fa_secure_marked(page);
+    if (FA_SECURE_BUILT && secure && !large && _fa_secure_resize(page, p, n))
         return p;
-    if (secure && large && _fa_secure_is_large(n)) {
+    if (FA_SECURE_BUILT && secure && large && _fa_secure_is_large(n)) {
         _fa_secure_large_check(seg, "realloc", 0);
         void *q = _fa_secure_large_realloc(seg, n);
         if (q)

@@ -182,23 +182,40 @@ void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
 void _fa_page_emptied(fa_page_t *page);
 bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
 
-/* secure.c: secure mode (FITALLOC_SECURE) */
+/* secure.c: secure mode (FITALLOC_SECURE), only in libfitalloc-secure.so (FA_SECURE_BUILD).
+ * In the default library _fa_secure and fa_secure_marked are constant false: the compiler
+ * drops secure mode's branches, and the secure sources are not linked in. A secure call in a
+ * condition comes after _fa_secure (or fa_secure_marked), not after another test: clang at
+ * -O0 folds `false && f()` but keeps `x && false && f()`, and f would be undefined. */
+#ifdef FA_SECURE_BUILD
 extern bool _fa_secure;
-void _fa_secure_init(void); /* after the options are read */
+#define FA_SECURE_BUILT 1
+#else
+#define _fa_secure false
+#define FA_SECURE_BUILT 0
+#endif
+/* A page's or segment's `secure` mark (set only by secure mode). */
+#define fa_secure_marked(x) (FA_SECURE_BUILT && (x)->secure)
+/* After the options are read: whether secure mode is on. The default library's (secure_absent.c)
+ * says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
+bool _fa_secure_init(void);
 void *_fa_secure_alloc(size_t n, size_t alignment);
 void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
 fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest);
 void _fa_secure_flush(fa_heap_t *heap); /* a thread's quarantine, at its exit */
-void _fa_secure_large_setup(fa_segment_t *seg, size_t n);
 void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size);
 bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place */
 void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
 void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
-/* A retired mapping for a new large block: its size, whether it reads as zero, its old block. */
-fa_segment_t *_fa_secure_large_take(size_t size, size_t align, bool *zeroed);
-void _fa_secure_check_quarantine(void); /* at exit: this thread's held blocks */
-bool _fa_secure_is_large(size_t n);     /* a request of n bytes gets a mapping of its own */
+void _fa_secure_check_quarantine(void);          /* at exit: this thread's held blocks, if any */
+bool _fa_secure_is_large(size_t n); /* a request of n bytes gets a mapping of its own */
+/* The canary byte after n bytes of a large block (secure_large.c): set, or checked. */
+void _fa_secure_canary_set(void *p, size_t len);
+bool _fa_secure_canary_intact(const void *p, size_t len);
+
+/* secure_large.c: secure mode's large blocks, between guard pages */
+void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero);
 /* In the SIGSEGV handler: report an access to a retired mapping or a live block's guards. */
 void _fa_secure_large_fault(uintptr_t address);
 
@@ -250,7 +267,23 @@ FA_REPORT void _fa_overflow_into_fresh(const fa_page_t *page, const void *at);
 void _fa_large_freed(uintptr_t block, size_t size); /* under _fa_global_lock */
 
 /* large.c */
+#define FA_LARGE_HEADER                                                                            \
+    fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t) + sizeof(fa_large_splits_t), FA_ALIGN)
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero);
+/* The mapping's size for n bytes `offset` bytes into it, `after` bytes more after its last
+ * page; 0 (errno ENOMEM) if too big. */
+size_t _fa_large_mapping_size(size_t n, size_t offset, size_t after);
+/* A new mapping of `size` bytes, aligned to base_align, with spare pages moved over its fresh
+ * ones if `fill` (but for the first page: the header is there). *dirty: where the old data
+ * they hold ends (0: none). NULL if the OS has no memory. */
+fa_segment_t *_fa_large_map_new(size_t size, size_t base_align, bool fill, size_t *dirty);
+/* The block of n bytes `offset` bytes into seg (usable bytes `usable`; seg->large_block: the
+ * block freed there last, or 0) made live: the header, the segment map, the live list, the
+ * counters, and calloc's zeros up to `dirty` (cleared in place if `whole`, else whole pages
+ * dropped). `spare`: the program uses its blocks whole (calloc faults the block in), else its
+ * pages are watched. */
+void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable, size_t dirty,
+                      bool zero, bool whole, bool spare);
 void _fa_large_free(fa_segment_t *seg);
 void *_fa_large_realloc(fa_segment_t *seg, size_t n);
 /* realloc kept the block and its request grew to n bytes, into the slack of a reused mapping. */

@@ -102,7 +102,7 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
             _fa_bad_pointer(caller, p);
-        if (seg->secure)
+        if (fa_secure_marked(seg))
             _fa_secure_large_check(seg, caller, size);
         _fa_large_free(seg);
         return;
@@ -118,7 +118,7 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
     if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
-    if (page->secure)
+    if (fa_secure_marked(page))
         _fa_secure_free(page, p, caller, size);
     else if (!_fa_guard_free(page, p))
         _fa_free_block(page, p);
@@ -185,7 +185,7 @@ static void free_slow(void *p, const char *caller, size_t size)
     }
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
-    if (!seg && _fa_secure && _fa_secure_zero_owns(p)) {
+    if (_fa_secure && !seg && _fa_secure_zero_owns(p)) {
         _fa_secure_zero_free(p, caller, size);
         return;
     }

@@ -673,7 +673,8 @@ static fa_heap_t *leave_mine(void)
     fa_heap_t *heap = _fa_heap_tls;
     if (heap == &_fa_heap_empty)
         return NULL;
-    _fa_secure_flush(heap);
+    if (_fa_secure)
+        _fa_secure_flush(heap);
     _fa_heap_tls = &_fa_heap_empty;
     set_threads(heap, 0);
     return heap;

@@ -19,8 +19,6 @@
 #include "common/options.h"
 #include "platform/atomic.h"
 
-#define FA_LARGE_HEADER                                                                            \
-    fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t) + sizeof(fa_large_splits_t), FA_ALIGN)
 #define FA_LARGE_CACHE_SLOTS 16
 
 static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
@@ -192,10 +190,7 @@ fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
     return grown;
 }
 
-/* A new mapping of `size` bytes, aligned to base_align, with spare pages moved over its fresh
- * ones if `fill` (but for the first page: the header is there). *dirty: where the old data
- * they hold ends (0: none). NULL if the OS has no memory. */
-static fa_segment_t *map_new(size_t size, size_t base_align, bool fill, size_t *dirty)
+fa_segment_t *_fa_large_map_new(size_t size, size_t base_align, bool fill, size_t *dirty)
 {
     fa_segment_t *seg = _fa_os_map_aligned(size, base_align);
     if (!seg)
@@ -267,7 +262,7 @@ static size_t clear_old(fa_segment_t *seg, size_t from, size_t to, bool whole)
 {
     char *base = (char *)seg;
     size_t inner_from = fa_align_up(from, FA_OS_PAGE), inner_to = to & ~(FA_OS_PAGE - 1);
-    if (whole || _fa_secure || inner_to <= inner_from) {
+    if (whole || inner_to <= inner_from) {
         memset(base + from, 0, to - from);
         return to;
     }
@@ -282,7 +277,7 @@ static size_t clear_old(fa_segment_t *seg, size_t from, size_t to, bool whole)
 static bool reusable(const fa_segment_t *seg)
 {
     return seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !seg->secure;
+           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !fa_secure_marked(seg);
 }
 
 /* The freed block's mapping to the cache, the spare pages or the OS (`expired`: a hot
@@ -315,7 +310,7 @@ static void release(fa_segment_t *seg, bool expired)
     fa_mutex_unlock(&_fa_global_lock);
     if (cached)
         _fa_purge_kick();
-    else if (seg->secure)
+    else if (fa_secure_marked(seg))
         _fa_secure_large_retire(seg);
     else if (expired)
         _fa_large_unmap(seg, seg->mapped);
@@ -447,62 +442,22 @@ static void *hot_reuse(fa_segment_t *seg, size_t n, size_t offset, bool zero)
     return (void *)((uintptr_t)seg + offset);
 }
 
-void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
+size_t _fa_large_mapping_size(size_t n, size_t offset, size_t after)
 {
-    FA_ASSERT((alignment & (alignment - 1)) == 0);
-    if (alignment < FA_ALIGN)
-        alignment = FA_ALIGN;
-    /* Secure mode puts a guard page between the header's page and the block (secure.c). */
-    size_t offset = fa_align_up(_fa_secure ? fa_align_up(FA_LARGE_HEADER, FA_OS_PAGE) + FA_OS_PAGE
-                                           : FA_LARGE_HEADER,
-                                alignment);
     /* At least one byte: with n == 0 and an alignment of a whole page or more, the block would
      * start where its mapping ends, which from 4 MiB up is the next chunk, maybe a segment's,
      * and map_block would overwrite that chunk's entry in the segment map. */
     size_t size = offset + (n ? n : 1);
     if (n > PTRDIFF_MAX || size < n || size > PTRDIFF_MAX) {
         errno = ENOMEM;
-        return NULL;
+        return 0;
     }
-    size = fa_align_up(size, FA_OS_PAGE);
-    /* A block in a reused mapping starts one page further than the block freed there last (and
-     * back again the next time), so that a second free of the old block is reported, not taken
-     * for a free of the new one. The extra page is address space; it is touched only as the
-     * block's own memory. Secure mode adds a guard page after the block. */
-    bool shiftable = alignment <= FA_OS_PAGE;
-    size += (shiftable ? FA_OS_PAGE : 0) + (_fa_secure ? FA_OS_PAGE : 0);
-    size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
-    if (!_fa_secure && base_align == FA_SEG_SIZE && shiftable) {
-        fa_segment_t *hot = hot_take(size);
-        if (hot)
-            return hot_reuse(hot, n, offset, zero);
-    }
-    /* While the program uses its large blocks whole, spare pages stand in for fresh ones. */
-    bool whole = _fa_large_learn();
-    fa_segment_t *seg = NULL;
-    size_t dirty = 0; /* bytes at the mapping's start that may hold old data */
-    if (_fa_secure) {
-        bool zeroed = false;
-        seg = _fa_secure_large_take(size, base_align, &zeroed);
-        dirty = zeroed ? 0 : SIZE_MAX;
-    } else if (base_align == FA_SEG_SIZE) {
-        seg = cache_take(size, whole, &dirty);
-    }
-    /* A block all fresh may be left alone, to keep watching; one holding old data cannot be. */
-    bool spare = whole && (dirty || !_fa_large_probe());
-    uintptr_t previous = seg ? seg->large_block : 0; /* the block freed here last */
-    if (!seg) {
-        seg = map_new(size, base_align, spare && !_fa_secure, &dirty);
-        if (!seg) {
-            errno = ENOMEM;
-            return NULL;
-        }
-    }
-    size_t usable = _fa_secure  ? n
-                    : shiftable ? shiftable_usable(seg, offset)
-                                : seg->mapped - offset;
-    if (shiftable && previous == (uintptr_t)seg + offset)
-        offset += FA_OS_PAGE;
+    return fa_align_up(size, FA_OS_PAGE) + after;
+}
+
+void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable, size_t dirty,
+                      bool zero, bool whole, bool spare)
+{
     seg->kind = FA_SEG_LARGE;
     seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
     seg->page_count = 1;
@@ -510,13 +465,10 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     /* Free reads only the descriptor's first line of a large block (the owner and thread words,
      * the block test), and zeros there send it to the slow path; nothing writes the others. */
     memset(&seg->pages[0], 0, offsetof(fa_page_t, free));
-    seg->large_prev = previous;
+    seg->large_prev = seg->large_block;
     seg->large_block = (uintptr_t)seg + offset;
     seg->large_usable = usable;
-    seg->secure = _fa_secure;
     seg->watched = 0;
-    if (_fa_secure)
-        _fa_secure_large_setup(seg, n);
     map_block(seg, true);
     fa_mutex_lock(&_fa_global_lock);
     fa_segment_list_push(&live, seg);
@@ -537,6 +489,50 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     else if (zero)
         _fa_large_populate(seg, fresh, offset + n);
     return (void *)seg->large_block;
+}
+
+void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
+{
+    FA_ASSERT((alignment & (alignment - 1)) == 0);
+    if (_fa_secure)
+        return _fa_secure_large_alloc(n, alignment, zero);
+    if (alignment < FA_ALIGN)
+        alignment = FA_ALIGN;
+    size_t offset = fa_align_up(FA_LARGE_HEADER, alignment);
+    /* A block in a reused mapping starts one page further than the block freed there last (and
+     * back again the next time), so that a second free of the old block is reported, not taken
+     * for a free of the new one. The extra page is address space; it is touched only as the
+     * block's own memory. */
+    bool shiftable = alignment <= FA_OS_PAGE;
+    size_t size = _fa_large_mapping_size(n, offset, shiftable ? FA_OS_PAGE : 0);
+    if (!size)
+        return NULL;
+    size_t base_align = alignment > FA_SEG_SIZE ? alignment : FA_SEG_SIZE;
+    if (base_align == FA_SEG_SIZE && shiftable) {
+        fa_segment_t *hot = hot_take(size);
+        if (hot)
+            return hot_reuse(hot, n, offset, zero);
+    }
+    /* While the program uses its large blocks whole, spare pages stand in for fresh ones. */
+    bool whole = _fa_large_learn();
+    fa_segment_t *seg = NULL;
+    size_t dirty = 0; /* bytes at the mapping's start that may hold old data */
+    if (base_align == FA_SEG_SIZE)
+        seg = cache_take(size, whole, &dirty);
+    /* A block all fresh may be left alone, to keep watching; one holding old data cannot be. */
+    bool spare = whole && (dirty || !_fa_large_probe());
+    if (!seg) {
+        seg = _fa_large_map_new(size, base_align, spare, &dirty);
+        if (!seg) {
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    size_t usable = shiftable ? shiftable_usable(seg, offset) : seg->mapped - offset;
+    if (shiftable && seg->large_block == (uintptr_t)seg + offset) /* the block freed here last */
+        offset += FA_OS_PAGE;
+    seg->secure = false;
+    return _fa_large_place(seg, n, offset, usable, dirty, zero, whole, spare);
 }
 
 void *_fa_large_realloc(fa_segment_t *seg, size_t n)

@@ -34,9 +34,9 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->bin = (uint8_t)bin;
     page->start = start;
     /* A secure segment's page ends in a guard page (secure_guard.c). */
-    size_t guard = seg->secure ? FA_OS_PAGE : 0;
+    size_t guard = fa_secure_marked(seg) ? FA_OS_PAGE : 0;
     page->reserved = (uint16_t)((base + page_size - guard - start) / page->block_size);
-    if (seg->secure && fa_bin_kind(bin) == FA_SEG_BIG && !same_class)
+    if (fa_secure_marked(seg) && fa_bin_kind(bin) == FA_SEG_BIG && !same_class)
         _fa_secure_guard_blocks(page, base + page_size - guard);
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
@@ -98,13 +98,13 @@ bool _fa_page_extend(fa_page_t *page)
     size_t size = page->block_size;
     size_t count = FA_EXTEND_BYTES / size;
     /* Secure mode shuffles each batch: a batch of one block would come in address order. */
-    size_t least = page->secure ? 8 : 1;
+    size_t least = fa_secure_marked(page) ? 8 : 1;
     /* Builds for debugging tools never hand out block 0 (secure mode has its own reason): the
      * descriptor's `start` points at it, and a leak checker scanning the segment header would
      * count a leaked block 0 as reachable. */
     size_t skip = 0;
 #ifdef FA_TOOLS
-    skip = !page->secure && page->capacity == 0;
+    skip = !fa_secure_marked(page) && page->capacity == 0;
 #endif
     if (count < least + skip)
         count = least + skip;
@@ -114,12 +114,12 @@ bool _fa_page_extend(fa_page_t *page)
     uintptr_t seg = (uintptr_t)page & ~FA_SEG_MASK;
     if (!_fa_segment_open((fa_segment_t *)seg, (uintptr_t)first - seg + (count - skip) * size))
         return false;
-    if (page->fresh && !page->secure)
+    if (page->fresh && !fa_secure_marked(page))
         check_fresh(page, first);
-    page->free = page->secure ? _fa_secure_new_blocks(page, first, count, page->free)
-                              : link_new_blocks(page, first, count - skip, page->free);
+    page->free = fa_secure_marked(page) ? _fa_secure_new_blocks(page, first, count, page->free)
+                                        : link_new_blocks(page, first, count - skip, page->free);
     /* Block 0 is held back in secure mode too (its own reason: secure.c). */
-    size_t linked = count - (page->capacity == 0 && (skip || page->secure));
+    size_t linked = count - (page->capacity == 0 && (skip || fa_secure_marked(page)));
     page->listed = (uint16_t)(page->listed + linked);
     page->used = (uint16_t)(page->used + linked);
     page->placed += linked;

@@ -2,6 +2,7 @@
  * report printed by FITALLOC_STATS=1. */
 #include <string.h>
 
+#include "engine/committed.h"
 #include "engine/free_list.h"
 #include "common/options.h"
 #include "common/report.h"
@@ -18,6 +19,11 @@ void _fa_stats_commit(int64_t delta)
     while (delta > 0 && now > peak &&
            !fa_atomic_cas_weak_relaxed(&_fa_counters.peak_committed, &peak, now))
         ;
+}
+
+uint64_t _fa_stats_committed(void)
+{
+    return fa_atomic_load_relaxed(&_fa_counters.committed);
 }
 
 /* Pages and heaps in use belong to other threads, whose counters change under us: the

@@ -8,6 +8,7 @@
  * default action. */
 #define _GNU_SOURCE
 #include "platform/os.h"
+#include "platform/keep_errno.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,19 +39,20 @@ static void forward(int sig, siginfo_t *info, void *context)
 
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
-    int saved = errno;
     bool ours = false;
-    bool access = info->si_code == SEGV_ACCERR || info->si_code == SEGV_MAPERR;
-    for (int i = 0; i < FA_FAULT_HOOKS && !ours && access; i++)
-        ours = hooks[i] && hooks[i]((uintptr_t)info->si_addr);
-    errno = saved;
+    {
+        FA_KEEP_ERRNO; /* the code the signal interrupted, or the handler forwarded to, sees it */
+        bool access = info->si_code == SEGV_ACCERR || info->si_code == SEGV_MAPERR;
+        for (int i = 0; i < FA_FAULT_HOOKS && !ours && access; i++)
+            ours = hooks[i] && hooks[i]((uintptr_t)info->si_addr);
+    }
     if (!ours)
         forward(sig, info, context);
 }
 
 bool _fa_os_fault_hook(bool (*retry)(uintptr_t address))
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     bool added = false;
     for (int i = 0; i < FA_FAULT_HOOKS && !added; i++) {
         added = hooks[i] == retry;
@@ -69,7 +71,6 @@ bool _fa_os_fault_hook(bool (*retry)(uintptr_t address))
         sigemptyset(&mine.sa_mask);
         ok = sigaction(SIGSEGV, &mine, NULL) == 0;
     }
-    errno = saved;
     return ok;
 }
 

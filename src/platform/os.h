@@ -18,8 +18,6 @@ void *_fa_os_map_aligned(size_t size, size_t align);
 void *_fa_os_reserve(size_t size, size_t align);
 /* Make [p, p+size) of a reservation readable and writable; false on failure (out of memory). */
 bool _fa_os_commit(void *p, size_t size);
-/* Give [p, p+size) back to the OS and make it inaccessible again (it stays reserved). */
-void _fa_os_decommit(void *p, size_t size);
 /* Unmap a range mapped by _fa_os_map_aligned or _fa_os_reserve. */
 void _fa_os_unmap(void *p, size_t size);
 /* Make [p, p+size) inaccessible (a guard page); errors are ignored. */

@@ -2,6 +2,7 @@
  * fcntl. */
 #define _GNU_SOURCE
 #include "platform/os.h"
+#include "platform/keep_errno.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,16 +25,14 @@
 
 static void *map_aligned(size_t size, size_t align, int prot)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     size_t over = size + align;
     if (over < size)
         return NULL;
     /* Map more than needed and trim both ends: the kernel gives no alignment guarantee. */
     char *raw = mmap(NULL, over, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (raw == MAP_FAILED) {
-        errno = saved;
+    if (raw == MAP_FAILED)
         return NULL;
-    }
     uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
     size_t head = start - (uintptr_t)raw;
     if (head)
@@ -56,31 +55,21 @@ void *_fa_os_reserve(size_t size, size_t align)
 
 bool _fa_os_commit(void *p, size_t size)
 {
-    int saved = errno;
-    bool ok = mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
-    errno = saved;
-    return ok;
+    FA_KEEP_ERRNO;
+    return mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
 }
 
 /* The calls whose failure the contract ignores: errno stays as the program left it. */
 static void protect_quietly(void *p, size_t size, int prot)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     mprotect(p, size, prot);
-    errno = saved;
 }
 
 static void advise_quietly(void *p, size_t size, int advice)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     madvise(p, size, advice);
-    errno = saved;
-}
-
-void _fa_os_decommit(void *p, size_t size)
-{
-    advise_quietly(p, size, MADV_DONTNEED);
-    protect_quietly(p, size, PROT_NONE);
 }
 
 void _fa_os_protect(void *p, size_t size)
@@ -95,9 +84,8 @@ void _fa_os_unprotect(void *p, size_t size)
 
 void _fa_os_unmap(void *p, size_t size)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     munmap(p, size);
-    errno = saved;
 }
 
 void _fa_os_purge(void *p, size_t size)
@@ -118,7 +106,7 @@ size_t _fa_os_resident_pages(const void *p, size_t size)
 {
     unsigned char vec[512]; /* one byte per page: 2 MiB per call */
     size_t resident = 0;
-    int saved = errno;
+    FA_KEEP_ERRNO;
     for (size_t done = 0; done < size;) {
         size_t len = size - done < sizeof vec * FA_OS_PAGE ? size - done : sizeof vec * FA_OS_PAGE;
         if (mincore((char *)p + done, len, vec) != 0)
@@ -127,7 +115,6 @@ size_t _fa_os_resident_pages(const void *p, size_t size)
             resident += vec[i] & 1;
         done += len;
     }
-    errno = saved;
     return resident;
 }
 
@@ -140,9 +127,8 @@ bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size)
 {
     if (!FA_USE_MREMAP)
         return false;
-    int saved = errno;
+    FA_KEEP_ERRNO;
     void *q = mremap(p, old_size, new_size, 0);
-    errno = saved;
     return q != MAP_FAILED;
 }
 
@@ -150,7 +136,7 @@ void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t alig
 {
     if (!FA_USE_MREMAP)
         return NULL;
-    int saved = errno;
+    FA_KEEP_ERRNO;
     /* Reserve an aligned target, then let the kernel move the pages there without copying. */
     void *target = _fa_os_map_aligned(new_size, align);
     if (!target)
@@ -158,22 +144,19 @@ void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t alig
     void *q = mremap(p, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
     if (q == MAP_FAILED) {
         munmap(target, new_size);
-        errno = saved;
         return NULL;
     }
-    errno = saved;
     return q;
 }
 
 bool _fa_os_map_at(void *p, size_t size)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     void *q = mmap(p, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     /* Kernels before 4.17 take the flag for a hint and may map elsewhere. */
     if (q != MAP_FAILED && q != p)
         munmap(q, size);
-    errno = saved;
     return q == p;
 }
 
@@ -186,9 +169,8 @@ bool _fa_os_move_pages(void *from, size_t size, void *to)
 {
     if (!FA_USE_MREMAP)
         return false;
-    int saved = errno;
+    FA_KEEP_ERRNO;
     void *q = mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-    errno = saved;
     return q != MAP_FAILED;
 }
 
@@ -208,7 +190,7 @@ uint64_t _fa_os_now_ns(void)
 
 int _fa_os_write(int fd, const void *buf, size_t len)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     const char *p = buf;
     int error = 0;
     while (len > 0) {
@@ -224,35 +206,30 @@ int _fa_os_write(int fd, const void *buf, size_t len)
         p += n;
         len -= (size_t)n;
     }
-    errno = saved;
     return error;
 }
 
 int _fa_os_create_append(const char *path)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    int result = fd >= 0 ? fd : -errno;
-    errno = saved;
-    return result;
+    return fd >= 0 ? fd : -errno;
 }
 
 bool _fa_os_read_head(const char *path, void *buf, size_t len)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, len) : -1;
     if (fd >= 0)
         close(fd);
-    errno = saved;
     return n == (ssize_t)len;
 }
 
 void _fa_os_close(int fd)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     close(fd);
-    errno = saved;
 }
 
 const char *_fa_os_error_text(int err)
@@ -263,36 +240,31 @@ const char *_fa_os_error_text(int err)
 
 bool _fa_os_process_alive(int pid)
 {
-    int saved = errno;
-    bool alive = pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-    errno = saved;
-    return alive;
+    FA_KEEP_ERRNO;
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     struct timespec ts = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout_ms < 0 ? NULL : &ts, NULL, 0);
-    errno = saved;
 }
 
 void _fa_os_futex_wake(uint32_t *word, int n)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
-    errno = saved;
 }
 
 int _fa_os_thread_count(void)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     char buf[1024];
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
     if (fd >= 0)
         close(fd);
-    errno = saved;
     if (n <= 0)
         return -1;
     buf[n] = 0;
@@ -362,8 +334,6 @@ uint64_t _fa_os_random(void)
 
 int _fa_os_dup(int fd)
 {
-    int saved = errno;
-    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    errno = saved;
-    return copy;
+    FA_KEEP_ERRNO;
+    return fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }

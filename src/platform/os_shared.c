@@ -4,6 +4,7 @@
  * meshed lives in the file; everything else stays anonymous. */
 #define _GNU_SOURCE
 #include "platform/os.h"
+#include "platform/keep_errno.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,82 +19,71 @@ size_t _fa_os_page_size(void)
 
 int _fa_os_shared_create(size_t size)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     int fd = memfd_create("fitalloc-mesh", MFD_CLOEXEC);
     if (fd >= 0 && ftruncate(fd, (off_t)size) != 0) {
         close(fd);
         fd = -1;
     }
-    errno = saved;
     return fd;
 }
 
 void *_fa_os_shared_window(int fd, size_t size)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-    errno = saved;
     return p == MAP_FAILED ? NULL : p;
 }
 
 bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     void *q = mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)offset);
-    errno = saved;
     return q == p;
 }
 
 bool _fa_os_mapped(void *p, size_t size)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     /* madvise fails with ENOMEM on a range with unmapped pages, and changes nothing here. */
     bool mapped = madvise(p, size, MADV_NORMAL) == 0;
-    errno = saved;
     return mapped;
 }
 
 bool _fa_os_dont_fork(void *p, size_t size)
 {
-    int saved = errno;
-    bool ok = madvise(p, size, MADV_DONTFORK) == 0;
-    errno = saved;
-    return ok;
+    FA_KEEP_ERRNO;
+    return madvise(p, size, MADV_DONTFORK) == 0;
 }
 
 bool _fa_os_map_fresh_at(void *p, size_t size)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     void *q = mmap(p, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    errno = saved;
     return q == p;
 }
 
 void _fa_os_shared_punch(int fd, size_t offset, size_t size)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)size);
-    errno = saved;
 }
 
 bool _fa_os_write_protect(void *p, size_t size, bool on)
 {
-    int saved = errno;
-    bool ok = mprotect(p, size, on ? PROT_READ : PROT_READ | PROT_WRITE) == 0;
-    errno = saved;
-    return ok;
+    FA_KEEP_ERRNO;
+    return mprotect(p, size, on ? PROT_READ : PROT_READ | PROT_WRITE) == 0;
 }
 
 long _fa_os_max_mappings(void)
 {
-    int saved = errno;
+    FA_KEEP_ERRNO;
     char text[24];
     int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, text, sizeof text) : -1;
     if (fd >= 0)
         close(fd);
-    errno = saved;
     long value = 0;
     for (ssize_t i = 0; i < n && text[i] >= '0' && text[i] <= '9'; i++)
         value = value * 10 + (text[i] - '0');

@@ -91,10 +91,10 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         options_read = _fa_options_init();
         start_lab_if_asked();
         /* Blocks allocated before we could read the options stay in default pages. */
-        _fa_secure_init();
+        bool secure = _fa_secure_init();
         _fa_mesh_init();
         _fa_trace_start();
-        if (_fa_secure || _fa_tracing)
+        if (secure || _fa_tracing)
             _fa_heap_abandon_mine();
     }
     _fa_started = true;
@@ -117,8 +117,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
 __attribute__((destructor(101))) static void fa_destructor(void)
 {
     _fa_trace_process_exit();
-    if (_fa_secure)
-        _fa_secure_check_quarantine();
+    _fa_secure_check_quarantine();
     if (!fa_option(stats))
         return;
     if (_fa_mode)

@@ -42,14 +42,20 @@ allocs=$(sed -n 's/^  allocs: \([0-9]*\)$/\1/p' "$WORK/err" | head -n 1)
 [ -n "$allocs" ] && [ "$allocs" -gt 10 ] || fail "--stats: allocs '$allocs', expected more than 10"
 expect_not_in "$WORK/err" "lab statistics" "--stats without lab options"
 
-# The environment: LD_PRELOAD (ours first), --secure, --trace (absolute), no lab.
-LD_PRELOAD=/nonexistent/libother.so "$CMD" run --secure --trace rel.trace -- env \
-    >"$WORK/out" 2>"$WORK/err" || fail "run env: $(cat "$WORK/err")"
-expect_in "$WORK/out" "LD_PRELOAD=$FITALLOC_LIB:/nonexistent/libother.so" "LD_PRELOAD"
+# The environment: LD_PRELOAD (ours first; --secure: the secure library, found beside the
+# default one), --secure, --trace (absolute), no lab.
+secure_lib=$(dirname "$FITALLOC_LIB")/$(basename "$FITALLOC_LIB" | sed 's/^libfitalloc/&-secure/')
+[ -f "$secure_lib" ] || fail "no $secure_lib beside $FITALLOC_LIB"
+LD_PRELOAD=/nonexistent/libother.so env -u FITALLOC_SECURE_LIB "$CMD" run --secure \
+    --trace rel.trace -- env >"$WORK/out" 2>"$WORK/err" || fail "run env: $(cat "$WORK/err")"
+expect_in "$WORK/out" "LD_PRELOAD=$secure_lib:/nonexistent/libother.so" "LD_PRELOAD with --secure"
 expect_in "$WORK/out" "FITALLOC_SECURE=1" "--secure"
 expect_in "$WORK/out" "FITALLOC_TRACE=$PWD/rel.trace" "--trace"
 expect_not_in "$WORK/out" "FITALLOC_MODE=" "no lab option"
 rm -f rel.trace*
+LD_PRELOAD=/nonexistent/libother.so "$CMD" run -- env >"$WORK/out" 2>"$WORK/err" ||
+    fail "run env: $(cat "$WORK/err")"
+expect_in "$WORK/out" "LD_PRELOAD=$FITALLOC_LIB:/nonexistent/libother.so" "LD_PRELOAD"
 
 # The lab: each option alone puts the program in the lab, as the lab's report says.
 run_cmd run --policy first --stats -- sort -n "$WORK/numbers"

@@ -53,7 +53,8 @@ per_pair() {
         'BEGIN { printf "%.1f", ((b - a) - (d - c)) / n }'
 }
 default=$(per_pair default FITALLOC_SECURE=0)
-secure=$(per_pair secure FITALLOC_SECURE=1)
+secure_lib=$(dirname "$lib")/$(basename "$lib" | sed 's/^libfitalloc/&-secure/')
+secure=$(per_pair secure LD_PRELOAD="$secure_lib" FITALLOC_SECURE=1)
 echo "instructions per pair of 16 bytes: default mode $default, secure mode $secure"
 
 flat() { tr '\n' ' ' <"$1" | tr -s ' '; }

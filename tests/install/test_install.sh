@@ -44,6 +44,13 @@ esac
     fail "fitallocConfigVersion.cmake not installed"
 soname=$(objdump -p "$libdir/libfitalloc.so" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
 [[ "$soname" == "libfitalloc.so.0" ]] || fail "SONAME is '$soname', expected libfitalloc.so.0"
+# Secure mode's library beside it, with its pkg-config file and CMake target.
+[[ -e "$libdir/libfitalloc-secure.so.0" ]] || fail "libfitalloc-secure.so.0 not installed in $libdir"
+[[ -e "$libdir/libfitalloc-secure.so" ]] || fail "libfitalloc-secure.so not installed in $libdir"
+grep -qx 'Libs: -L${libdir} -lfitalloc-secure' "$libdir/pkgconfig/fitalloc-secure.pc" ||
+    fail "fitalloc-secure.pc not installed, or it does not link -lfitalloc-secure"
+grep -q 'fitalloc::fitalloc_secure' "$libdir"/cmake/fitalloc/fitallocTargets*.cmake ||
+    fail "the CMake package has no fitalloc::fitalloc_secure target"
 
 # The fitalloc command (docs/command.md) finds the installed library by itself.
 step "bin/fitalloc"

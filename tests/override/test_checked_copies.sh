@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Secure mode's checked copies (docs/security.md, "Checked copies"), under LD_PRELOAD with
-# FITALLOC_SECURE=1: memcpy, memmove, memset and their __*_chk forms into a block of 8 B, 4 KiB,
+# Secure mode's checked copies (docs/security.md, "Checked copies"), under LD_PRELOAD of
+# libfitalloc-secure.so with FITALLOC_SECURE=1: memcpy, memmove, memset and their __*_chk forms into a block of 8 B, 4 KiB,
 # 256 KiB and 1 MiB (a large block) stop when they run past its end, from its start, from inside
 # it or from its end, with "fitalloc: memcpy(): 32 bytes past the end of the 8-byte block at 0x..."; a
 # copy that fits runs on, in secure mode and in the default mode. The __*_chk forms also stop,
 # as the C library's do, when the copy is longer than the room they are told of, and run on
 # when it fits that room exactly. Program: copies.c.
 source "$(dirname "$0")/common.sh"
-need_env FITALLOC_LIB CC
+need_env FITALLOC_SECURE_LIB CC
 make_workdir
 here=$(cd "$(dirname "$0")" && pwd)
-nm -D --defined-only "$FITALLOC_LIB" | grep -qw memcpy || {
-    echo "override/checked_copies: skipped ($FITALLOC_LIB has no checked copies)"
+nm -D --defined-only "$FITALLOC_SECURE_LIB" | grep -qw memcpy || {
+    echo "override/checked_copies: skipped ($FITALLOC_SECURE_LIB has no checked copies)"
     exit 77
 }
 "$CC" -O1 -fno-builtin -o "$WORK/copies" "$here/copies.c" ||
@@ -22,7 +22,7 @@ run() {
     local secure=$1
     shift
     status=0
-    (FITALLOC_SECURE=$secure LD_PRELOAD="$FITALLOC_LIB" "$WORK/copies" "$@" \
+    (FITALLOC_SECURE=$secure LD_PRELOAD="$FITALLOC_SECURE_LIB" "$WORK/copies" "$@" \
         >"$WORK/out" 2>"$WORK/err"; exit $?) 2>/dev/null || status=$?
 }
 

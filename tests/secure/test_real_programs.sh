@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Real programs run unchanged in secure mode: python3, sqlite3, perl, git and gcc (compiling and
-# running a program) each do some allocation-heavy work under LD_PRELOAD=libfitalloc.so with
+# running a program) each do some allocation-heavy work under LD_PRELOAD=libfitalloc-secure.so with
 # FITALLOC_SECURE=1, and their output and exit status must be those of the same command under
 # the C library's malloc. A program that is not installed is named and left out; the test
 # fails if none is there.
 set -euo pipefail
-: "${FITALLOC_LIB:?FITALLOC_LIB is not set}"
-if ! nm -D --defined-only "$FITALLOC_LIB" | grep -qE ' T malloc$'; then
-    echo "no interposition layer in $FITALLOC_LIB: skipped"
+: "${FITALLOC_SECURE_LIB:?FITALLOC_SECURE_LIB is not set}"
+if ! nm -D --defined-only "$FITALLOC_SECURE_LIB" | grep -qE ' T malloc$'; then
+    echo "no interposition layer in $FITALLOC_SECURE_LIB: skipped"
     exit 77
 fi
 unset LD_PRELOAD FITALLOC_MODE FITALLOC_TRACE FITALLOC_STATS
@@ -59,7 +59,7 @@ for ((k = 0; k < ${#programs[@]}; k += 2)); do
     fi
     want_rc=0 got_rc=0
     want=$(bash -c "$cmd" 2>&1) || want_rc=$?
-    got=$(LD_PRELOAD="$FITALLOC_LIB" FITALLOC_SECURE=1 bash -c "$cmd" 2>&1) || got_rc=$?
+    got=$(LD_PRELOAD="$FITALLOC_SECURE_LIB" FITALLOC_SECURE=1 bash -c "$cmd" 2>&1) || got_rc=$?
     if [[ "$got" != "$want" || $got_rc != "$want_rc" ]]; then
         echo "FAIL: $name under FITALLOC_SECURE=1: exit $got_rc, output:"
         printf '%s\n' "$got" | head -n 5

@@ -2,11 +2,14 @@
 # Secure mode must keep the allocator's contract: the compiled API, thread and fork tests that
 # check behaviour (not statistics, which count a block as freed only when it leaves the
 # quarantine, nor usable sizes, which are then the sizes asked for) pass with
-# FITALLOC_SECURE=1, and with FITALLOC_SECURE_ZERO=1 as well.
+# FITALLOC_SECURE=1, and with FITALLOC_SECURE_ZERO=1 as well. They are the tests named in
+# suite.txt, built a second time with the secure library (<area>/test_<name>-secure).
 set -euo pipefail
-tests=(api/test_malloc api/test_calloc_realloc threads/test_cross_free threads/test_fork
-    threads/test_remote_free_race threads/test_main_pthread_exit threads/test_thread_generations
-    errors/test_invalid_free lab/test_api reliability/test_lab_fork)
+tests=()
+while read -r name; do
+    [[ -z $name || $name == \#* ]] || tests+=("${name%%/*}/test_${name#*/}-secure")
+done <"$(dirname "${BASH_SOURCE[0]}")/suite.txt"
+((${#tests[@]} > 0)) || { echo "FAIL: no tests in suite.txt"; exit 1; }
 failed=0
 for zero in 0 1; do
     for t in "${tests[@]}"; do

@@ -1,35 +1,43 @@
 #!/usr/bin/env bash
-# libfitalloc.so exports the allocator API and nothing else:
-#   - the C library allocation functions it replaces (malloc, free, ..., __libc_*),
+# libfitalloc.so and libfitalloc-secure.so export the allocator API and nothing else:
+#   - the C library allocation functions they replace (malloc, free, ..., __libc_*),
 #   - names starting with fa_,
 #   - C++ operator new/delete (manglings matching ^_Z(nw|na|dl|da)),
-#   - memcpy, memmove, memset and their __*_chk forms (secure mode's checked copies).
-# Usage: test_exported_symbols.sh [path/to/libfitalloc.so]  (default: $FITALLOC_LIB)
+#   - libfitalloc-secure.so only, and always: memcpy, memmove, memset and their __*_chk forms
+#     (secure mode's checked copies); libfitalloc.so leaves every program's copies alone.
+# Usage: test_exported_symbols.sh [libfitalloc.so [libfitalloc-secure.so]]
+#        (default: $FITALLOC_LIB and $FITALLOC_SECURE_LIB)
 set -euo pipefail
-
-lib=${1:-${FITALLOC_LIB:-}}
-[[ -n "$lib" ]] || { echo "FAIL: FITALLOC_LIB is not set" >&2; exit 1; }
-[[ -f "$lib" ]] || { echo "FAIL: $lib does not exist" >&2; exit 1; }
 command -v nm >/dev/null || { echo "FAIL: nm not found (binutils)" >&2; exit 1; }
 
+copies=(memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk)
+
+# check LIB SECURE: 0 if LIB exports what it must and nothing else.
+check() {
+local lib=$1 secure=$2
+[[ -n "$lib" ]] || { echo "FAIL: the library's path is not set" >&2; return 1; }
+[[ -f "$lib" ]] || { echo "FAIL: $lib does not exist" >&2; return 1; }
 allowed_c=(
     malloc free calloc realloc reallocarray aligned_alloc posix_memalign memalign
     valloc pvalloc malloc_usable_size free_sized free_aligned_sized
     __libc_malloc __libc_free __libc_calloc __libc_realloc __libc_memalign
     __libc_valloc __libc_pvalloc
-    memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk
 )
 required=(malloc free fa_malloc _Znwm _ZdlPv)
+if ((secure)); then
+    allowed_c+=("${copies[@]}")
+    required+=("${copies[@]}")
+fi
 # Defined by the linker or the C runtime in every shared object, not by our code.
 ignored=(_init _fini _edata _end __bss_start)
 
-declare -A is_allowed=() is_ignored=()
+local -A is_allowed=() is_ignored=()
 for s in "${allowed_c[@]}"; do is_allowed[$s]=1; done
 for s in "${ignored[@]}"; do is_ignored[$s]=1; done
 
-listing=$(nm -D --defined-only "$lib") || { echo "FAIL: nm -D failed on $lib" >&2; exit 1; }
+listing=$(nm -D --defined-only "$lib") || { echo "FAIL: nm -D failed on $lib" >&2; return 1; }
 
-declare -A exported=()
+local -A exported=()
 bad=()
 while read -r -a f; do
     # "<value> <type> <name>", or "<type> <name>" for symbols without a value.
@@ -62,6 +70,12 @@ if ((${#missing[@]})); then
     status=1
 fi
 if ((status == 0)); then
-    echo "ok: ${#exported[@]} exported symbols, all part of the allocator API"
+    echo "ok: $lib: ${#exported[@]} exported symbols, all part of the allocator API"
 fi
+return $status
+}
+
+status=0
+check "${1:-${FITALLOC_LIB:-}}" 0 || status=1
+check "${2:-${FITALLOC_SECURE_LIB:-}}" 1 || status=1
 exit $status

@@ -13,11 +13,10 @@
  */
 #include <stdio.h>
 
-#include "engine/engine.h"
+#include "engine/committed.h"
+#include "engine_pages.h"
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
-#include "engine_pages.h"
-#include "platform/atomic.h"
 #include "replay.h"
 
 struct engine_state {
@@ -86,7 +85,7 @@ static void engine_sample(void *state, struct replay_point *pt)
  * segment). */
 static uint64_t engine_heap_bytes(void *state)
 {
-    return committed_since(state, fa_atomic_load_relaxed(&_fa_counters.committed));
+    return committed_since(state, _fa_stats_committed());
 }
 
 /* An engine block has no header; every block is 16-byte aligned, 16 bytes at least. */
