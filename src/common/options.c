@@ -31,6 +31,7 @@ static inline int strcasecmp_ascii(const char *a, const char *b)
     return strncasecmp_ascii(a, b, SIZE_MAX);
 }
 
+uint64_t _fa_options_given;
 long long _fa_option_values[FA_OPTION_COUNT] = {
 #define FA_OPTION_DEFAULT(id, name, kind, def, choices, help) def,
     FA_OPTION_TABLE(FA_OPTION_DEFAULT)
@@ -235,9 +236,9 @@ static unsigned name_distance(const char *a, size_t alen, const char *b, unsigne
 }
 
 /* The option that an unknown name was probably meant to be: one edit away (two for names of
- * six letters or more), or one of the two a prefix of the other (at least three letters);
- * -1 if none. Other tools' own FITALLOC_ names (FITALLOC_LIB, FITALLOC_TEST_SIZE) are far
- * from every option. */
+ * six letters or more), or the start of its name (at least three letters); -1 if none. Other
+ * tools' own FITALLOC_ names (FITALLOC_LIB, FITALLOC_TEST_SIZE) are far from every option,
+ * and may continue one (FITALLOC_SECURE_LIB). */
 static int option_meant(const char *name, size_t len)
 {
     int meant = -1;
@@ -248,7 +249,7 @@ static int option_meant(const char *name, size_t len)
         size_t shorter = len < option_len ? len : option_len;
         unsigned apart = (unsigned)(len > option_len ? len - option_len : option_len - len);
         unsigned limit = option_len >= 6 ? 2 : 1;
-        bool prefix = shorter >= 3 && !strncasecmp_ascii(name, option, shorter);
+        bool prefix = len == shorter && len >= 3 && !strncasecmp_ascii(name, option, len);
         /* The distance is at least the difference of the lengths: most names stop here. */
         unsigned distance = prefix          ? apart
                             : apart > limit ? ~0u
@@ -325,6 +326,7 @@ bool _fa_options_init(void)
         else
             warn_bad_value(id, eq + 1);
     }
+    _fa_options_given = set;
     warn_ignored(set);
     /* Other tools use the FITALLOC_ prefix too (test drivers, the bench): only mention a name
      * far from every option when asked to be verbose. */

@@ -104,6 +104,10 @@ extern long long _fa_option_values[FA_OPTION_COUNT];
 
 #define fa_option(id) (_fa_option_values[FA_OPTION_##id])
 #define fa_option_str(id) ((const char *)(uintptr_t)_fa_option_values[FA_OPTION_##id])
+/* The options the environment set (bit FA_OPTION_<id>), for a default that depends on the
+ * library: libfitalloc-secure.so turns secure mode on unless FITALLOC_SECURE says otherwise. */
+extern uint64_t _fa_options_given;
+#define fa_option_given(id) ((_fa_options_given >> FA_OPTION_##id) & 1)
 
 /* Read FITALLOC_* from environ; warns about bad values, misspelt names and options the mode
  * ignores. Returns false when environ is not set up yet (very early in process start): call

@@ -75,7 +75,7 @@ grep -qF "fitalloc: lab: cannot create heap 0: the system reserved" "$WORK/ulimi
 warns policy-fast "FITALLOC_POLICY has no effect without FITALLOC_MODE=lab" FITALLOC_POLICY=best
 warns lock-fast "FITALLOC_LOCK has no effect without FITALLOC_MODE=lab" FITALLOC_LOCK=thread
 warns secure-lab "FITALLOC_SECURE does not apply to the lab" "${lab[@]}" FITALLOC_SECURE=1
-quiet secure-fast FITALLOC_SECURE=1
+warns secure-default-library "FITALLOC_SECURE=1 needs libfitalloc-secure.so" FITALLOC_SECURE=1
 quiet secure-off-lab "${lab[@]}" FITALLOC_SECURE=0
 
 # Choices in any case.
@@ -89,7 +89,7 @@ warns lower-case "FITALLOC_stats is not a fitalloc option (FITALLOC_STATS?)" FIT
 warns prefix "FITALLOC_SEC is not a fitalloc option (FITALLOC_SECURE?)" FITALLOC_SEC=1
 own=()
 for name in ABI_VERSION ASAN BASH BUILD BUILD_DIR CLI_REEXEC COPIES DEB DEB_RELEASE FUZZ GZIP \
-    INCLUDE LAYERS LIB OBJECTS OVERRIDE PYTHON REPLAY SANITIZE SOURCE_DIR STATIC_LIB TESTS \
+    INCLUDE LAYERS LIB OBJECTS OVERRIDE PYTHON REPLAY SANITIZE SECURE_LIB SOURCE_DIR STATIC_LIB TESTS \
     TEST_SIZE VALGRIND VARIANTS; do
     own+=("FITALLOC_$name=1")
 done

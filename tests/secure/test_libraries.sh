@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Secure mode lives in libfitalloc-secure.so alone: under libfitalloc.so, FITALLOC_SECURE=1 is
 # never ignored in silence (one line on stderr names the secure library; the program runs on in
-# the default mode), and without it nothing is printed; under libfitalloc-secure.so with
-# FITALLOC_SECURE=1 a heap overflow is stopped with its message.
+# the default mode), and without it nothing is printed; under libfitalloc-secure.so a heap
+# overflow is stopped with its message, unless FITALLOC_SECURE=0.
 set -euo pipefail
 : "${FITALLOC_LIB:?FITALLOC_LIB is not set}" "${FITALLOC_SECURE_LIB:?FITALLOC_SECURE_LIB is not set}"
 if ! nm -D --defined-only "$FITALLOC_LIB" | grep -qE ' T malloc$'; then
@@ -41,11 +41,18 @@ lines=$(grep -c 'FITALLOC_SECURE=1 needs libfitalloc-secure.so' "$work/err" || t
 # Without it: nothing on stderr.
 LD_PRELOAD="$FITALLOC_LIB" sh -c 'echo ran' >"$work/out" 2>"$work/err" || fail "sh failed"
 [[ ! -s "$work/err" ]] || fail "stderr without FITALLOC_SECURE: $(cat "$work/err")"
-# Under libfitalloc-secure.so: the overflow is stopped, with its message.
-status=0
-FITALLOC_SECURE=1 LD_PRELOAD="$FITALLOC_SECURE_LIB" "$work/overflow" >"$work/out" 2>"$work/err" ||
-    status=$?
-[[ $status == 134 ]] && grep -q 'fitalloc: free(): heap overflow of the 24-byte block' "$work/err" ||
-    fail "the overflow under libfitalloc-secure.so: status $status, stderr: $(cat "$work/err")"
-! grep -q survived "$work/out" || fail "the program went on after the overflow"
+# Under libfitalloc-secure.so, with FITALLOC_SECURE=1 or without it (preloading the secure
+# library asks for secure mode): the overflow is stopped, with its message.
+for setting in FITALLOC_SECURE=1 FITALLOC_UNSET=; do
+    status=0
+    env "$setting" LD_PRELOAD="$FITALLOC_SECURE_LIB" "$work/overflow" >"$work/out" 2>"$work/err" ||
+        status=$?
+    [[ $status == 134 ]] && grep -q 'fitalloc: free(): heap overflow of the 24-byte block' "$work/err" ||
+        fail "the overflow under libfitalloc-secure.so ($setting): status $status, stderr: $(cat "$work/err")"
+    ! grep -q survived "$work/out" || fail "the program went on after the overflow ($setting)"
+done
+# FITALLOC_SECURE=0 turns it off there: the default mode, which this overflow gets past.
+FITALLOC_SECURE=0 LD_PRELOAD="$FITALLOC_SECURE_LIB" "$work/overflow" >"$work/out" 2>"$work/err" ||
+    fail "FITALLOC_SECURE=0 under libfitalloc-secure.so: stopped: $(cat "$work/err")"
+grep -qx survived "$work/out" || fail "FITALLOC_SECURE=0: the program did not finish"
 echo "secure/libraries: ok"

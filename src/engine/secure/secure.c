@@ -70,7 +70,8 @@ struct fa_quarantine {
 
 bool _fa_secure_init(void)
 {
-    _fa_secure = fa_option(secure) != 0;
+    /* This is the secure library: preloading it asks for secure mode, FITALLOC_SECURE=0 not. */
+    _fa_secure = !fa_option_given(secure) || fa_option(secure) != 0;
     /* Bytes no program writes by accident often: neither 0 nor 0xff, and secret. */
     uint64_t r = _fa_os_random();
     canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
