@@ -170,14 +170,16 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
     }
 }
 
-/* A page that fills up goes to the page pool rather than to the full list when other threads
- * free its blocks (it has collected remote frees): those frees then serve whichever thread
- * allocates in its class next, instead of waiting for this one. A page only its own thread
- * frees stays, so that a single thread's frees stay local. Slow pages and big pages guard.c may
- * watch stay too; the mesher never takes a migrant (page_pool.c). */
+/* With FITALLOC_PAGE_POOL=1, a small page that fills up goes to the page pool rather than to
+ * the full list when other threads free its blocks (it has collected remote frees): those
+ * frees then serve whichever thread allocates in its class next, instead of waiting for this
+ * one. A page only its own thread frees stays, so that a single thread's frees stay local.
+ * Slow pages stay too (secure mode, tracing); the mesher never takes a migrant
+ * (page_pool.c). */
 static bool shared_when_full(const fa_page_t *page)
 {
-    return page->xcollected != 0 && !fa_page_frees_slowly(page) && page->bin < FA_SMALL_BINS;
+    return fa_option(page_pool) && page->xcollected != 0 && !page->slow &&
+           page->bin < FA_SMALL_BINS;
 }
 
 /* Owner side of the full-page protocol. Publishing FA_OWNER_FULL and then reading xfree, both

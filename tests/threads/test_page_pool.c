@@ -6,17 +6,23 @@
  * Block by block: no block is handed out twice while live (a table of live addresses), every
  * block keeps its bytes until it is freed (a pattern), and once all are freed and the ended
  * threads' heaps are collected no page holds a block of the class (none lost on a remote list
- * nobody collects). The pool must have been used: pages really changed hands. */
+ * nobody collects), and the heap checker passes on every thread as pages come and go. Run
+ * with the pool off (FITALLOC_PAGE_POOL, the default: no page changes hands), then again with
+ * it on (pages must have changed hands), and on with meshing. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "blk.h"
 #include "check.h"
+#include "rerun.h"
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
 
 extern uint64_t _fa_page_pool_takes;
+typedef struct fa_heap_s fa_heap_t;
+void _fa_heap_check(const fa_heap_t *heap);
+extern __thread fa_heap_t *_fa_heap_tls;
 
 /* A class of its own (65-80 bytes), which nothing else in the test allocates. */
 #define SIZE 80
@@ -132,6 +138,9 @@ static void *worker(void *arg)
         struct batch *other = take_other(self);
         if (other)
             free_batch(other);
+        /* Queues, counts and segment lists, with pages coming and going. */
+        if (round % 8 == 0)
+            _fa_heap_check(_fa_heap_tls);
     }
     return NULL;
 }
@@ -142,9 +151,10 @@ static void count_class(const struct fa_heap_area *area, void *arg)
         *(size_t *)arg += area->used;
 }
 
-int main(void)
+static void run(const char *how)
 {
-    rounds = (unsigned)fa_test_ops(FA_TEST_SANITIZED ? 150 : 600);
+    bool pool = fa_option_get("page_pool") == 1;
+    rounds = (unsigned)fa_test_ops(FA_TEST_SANITIZED ? 400 : 600);
     pthread_t th[THREADS];
     for (int t = 0; t < THREADS; t++)
         CHECK_EQ(pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t), 0);
@@ -159,14 +169,33 @@ int main(void)
     }
     for (size_t i = 0; i < TABLE_SLOTS; i++)
         CHECK_MSG(table[i] == 0, "block %#lx never freed", (unsigned long)table[i]);
-    CHECK_GT(__atomic_load_n(&_fa_page_pool_takes, __ATOMIC_RELAXED), 0);
+    /* Pages changed hands with the pool on, and only then. */
+    uint64_t takes = __atomic_load_n(&_fa_page_pool_takes, __ATOMIC_RELAXED);
+    if (pool)
+        CHECK_GT(takes, 0);
+    else
+        CHECK_EQ(takes, 0);
     /* The ended threads' heaps are given up, pooled pages swept: every page's blocks are
      * back on it. */
     fa_collect();
     size_t live = 0;
     CHECK_GE(fa_heap_visit(count_class, &live), 0);
     CHECK_EQ(live, 0);
-    printf("ok: %u rounds of %d threads, %llu pages taken from the pool\n", rounds, THREADS,
-           (unsigned long long)__atomic_load_n(&_fa_page_pool_takes, __ATOMIC_RELAXED));
+    printf("page_pool %s: ok, %u rounds of %d threads, %llu pages taken from the pool\n", how,
+           rounds, THREADS, (unsigned long long)takes);
+}
+
+int main(int argc, char **argv)
+{
+    run(argc > 1 ? argv[1] : "(pool off)");
+    if (argc == 1) {
+        const char *env[] = {"FITALLOC_PAGE_POOL=1", NULL};
+        char *args[] = {argv[0], (char *)"--pool", NULL};
+        fa_test_rerun("FITALLOC_PAGE_POOL=1", env, args);
+        /* Meshing never takes a page that went through the pool: both on at once. */
+        const char *mesh_env[] = {"FITALLOC_PAGE_POOL=1", "FITALLOC_MESH=1", NULL};
+        char *mesh_args[] = {argv[0], (char *)"--pool-mesh", NULL};
+        fa_test_rerun("FITALLOC_PAGE_POOL=1 FITALLOC_MESH=1", mesh_env, mesh_args);
+    }
     return 0;
 }
