@@ -91,8 +91,9 @@ extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap poo
  * to it; or unmap `chunks` chunks from seg on. */
 void _fa_segmap_add(fa_segment_t *seg, size_t chunks);
 void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
-/* A free page the heap owns (with dirty_only, one not purged yet), set up for class bin. */
-fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, bool dirty_only);
+/* A free page in state `want` (FA_PAGE_DIRTY or FA_PAGE_CLEAN) of the heap's own segments, set
+ * up for class bin; NULL if none. */
+fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want);
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin); /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);
 /* In a fork child, where the other threads are gone and a new thread may get one of their

@@ -494,7 +494,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
          * of our own segments not purged yet, a pooled page (page_pool.c). A pooled page after
          * our own: taken first, it left our dirty pages unused until the purger took them. */
         page = _fa_mesh_reattach(heap, bin);
-        if (!page && (page = _fa_segment_take_page(heap, bin, true)))
+        if (!page && (page = _fa_segment_take_page(heap, bin, FA_PAGE_DIRTY)))
             break;
         if (!page)
             page = _fa_page_pool_take(heap, bin);
@@ -505,7 +505,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 return page;
             continue;
         }
-        page = _fa_segment_take_page(heap, bin, false);
+        page = _fa_segment_take_page(heap, bin, FA_PAGE_CLEAN);
         if (page)
             break;
         fa_segment_t *seg = _fa_segment_pop_abandoned(fa_bin_kind(bin));
