@@ -63,8 +63,8 @@ struct fa_heap_area {
     int mine; /* 1: a page of the calling thread's heap */
     /* A page: an opaque id of the thread heap that owns it, the same for all its pages while
      * the thread lives and while its heap is parked after the thread ended (a later thread may
-     * take the heap, pages and all: FITALLOC_PARKED_HEAPS); 0 for a page abandoned with blocks
-     * still in use. A large block: 0 (large blocks belong to no heap). */
+     * take the heap, pages and all: FITALLOC_PARKED_HEAPS); 0 for a page abandoned, or left in
+     * the page pool for any thread to take, with blocks still in use. A large block: 0 (large blocks belong to no heap). */
     uintptr_t owner;
     void *start; /* page: address of its first block; large: the block (what malloc returned) */
     size_t size; /* page: bytes its blocks span (capacity * block_size); large: usable bytes */

@@ -91,8 +91,10 @@ extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap poo
  * to it; or unmap `chunks` chunks from seg on. */
 void _fa_segmap_add(fa_segment_t *seg, size_t chunks);
 void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
-fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin); /* a free page it owns */
-fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin);  /* from the cache or the OS */
+/* A free page in state `want` (FA_PAGE_DIRTY or FA_PAGE_CLEAN) of the heap's own segments, set
+ * up for class bin; NULL if none. */
+fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want);
+fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin); /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);
 /* In a fork child, where the other threads are gone and a new thread may get one of their
  * thread pointers: clear the thread word of every page but the calling thread's. */
@@ -121,6 +123,33 @@ bool _fa_page_extend(fa_page_t *page);
  * blocks only and the page is released once they are all freed. */
 void _fa_page_give_up_free(fa_page_t *page);
 uint64_t _fa_block_magic(uint64_t block_size); /* for fa_page_has_block (free_list.h) */
+
+/* The free blocks a page without any must have again before it serves mallocs (from its
+ * owner's full list, or from the page pool): a 16th of the page, at least one and at most
+ * FA_FULL_RETURN_MAX. Coming back with one, in a heap whose frees are spread over many pages
+ * (Redis evicting keys at random), a page served one malloc and went full again: a slow malloc,
+ * a slow free and two moves per block. The blocks a full page gathers short of the point wait
+ * there, unused: at most a 16th of its memory, and no more than 15 blocks (a 16th of a page of
+ * 16-byte blocks, 256 of them, cost peak RSS: docs/design.md, "Full pages come back with a 16th
+ * of their blocks free"). */
+#define FA_FULL_RETURN_SHIFT 4
+#define FA_FULL_RETURN_MAX 16
+static inline uint16_t fa_page_return_blocks(const fa_page_t *page)
+{
+    uint16_t blocks = (uint16_t)(page->reserved >> FA_FULL_RETURN_SHIFT);
+    return blocks > FA_FULL_RETURN_MAX ? FA_FULL_RETURN_MAX : blocks ? blocks : 1;
+}
+
+/* page_pool.c: whole pages that left their heap with live blocks, for any heap to take */
+extern bool _fa_pages_migrated; /* some page went to the pool since the process started */
+extern uint64_t _fa_page_pool_takes;
+/* The heap holding page gives it up: off its queues, thread word 0, `free` given up. */
+void _fa_page_pool_put(fa_page_t *page);
+/* A pooled page of class bin with blocks to hand out, made heap's (not queued yet); NULL if
+ * none. */
+fa_page_t *_fa_page_pool_take(fa_heap_t *heap, size_t bin);
+/* The purger: collect the pooled pages' remote frees, release those emptied. */
+void _fa_page_pool_sweep(uint64_t now, long *next);
 
 /* heap.c */
 extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));

@@ -76,7 +76,8 @@ static void queue_push_front(fa_page_queue_t *q, fa_page_t *page)
  * that already has no more blocks than the trigger's point goes without one. */
 static void arm_sparse(fa_page_t *page)
 {
-    if (!_fa_mesh_on || page->bin >= FA_SMALL_BINS || page->slow || page->pinned || page->sparse_at)
+    if (!_fa_mesh_on || page->bin >= FA_SMALL_BINS || page->slow || page->pinned ||
+        page->sparse_at || page->migrant)
         return;
     uint16_t at = _fa_mesh_sparse_at(page);
     if (at && page->used > at) {
@@ -159,25 +160,26 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     _fa_segment_release_page(page);
+    /* A migrant's segment may be another heap's, or abandoned: it stays where it is, even
+     * empty (its owner takes its free pages, the purger hands their memory back). */
+    if (page->migrant)
+        return;
     if (fa_atomic_load_relaxed(&seg->used_pages) == 0) {
         fa_segment_list_remove(&heap->segments[seg->kind], seg);
         _fa_segment_release(seg);
     }
 }
 
-/* The blocks the owner's frees give a full page before it goes back to its queue: a 16th of
- * the page, at least one and at most FA_FULL_RETURN_MAX. Coming back with one, in a heap whose
- * frees are spread over many pages (Redis evicting keys at random), a page served one malloc
- * and went full again: a slow malloc, a slow free and two moves per block. The blocks a full
- * page gathers short of the point wait there, unused: at most a 16th of its memory, and no
- * more than 15 blocks (a 16th of a page of 16-byte blocks, 256 of them, cost peak RSS:
- * docs/design.md, "Full pages come back with a 16th of their blocks free"). */
-#define FA_FULL_RETURN_SHIFT 4
-#define FA_FULL_RETURN_MAX 16
-static inline uint16_t full_return_blocks(const fa_page_t *page)
+/* With FITALLOC_PAGE_POOL=1, a small page that fills up goes to the page pool rather than to
+ * the full list when other threads free its blocks (it has collected remote frees): those
+ * frees then serve whichever thread allocates in its class next, instead of waiting for this
+ * one. A page only its own thread frees stays, so that a single thread's frees stay local.
+ * Slow pages stay too (secure mode, tracing); the mesher never takes a migrant
+ * (page_pool.c). */
+static bool shared_when_full(const fa_page_t *page)
 {
-    uint16_t blocks = (uint16_t)(page->reserved >> FA_FULL_RETURN_SHIFT);
-    return blocks > FA_FULL_RETURN_MAX ? FA_FULL_RETURN_MAX : blocks ? blocks : 1;
+    return fa_option(page_pool) && page->xcollected != 0 && !page->slow &&
+           page->bin < FA_SMALL_BINS;
 }
 
 /* Owner side of the full-page protocol. Publishing FA_OWNER_FULL and then reading xfree, both
@@ -187,14 +189,19 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
 {
     FA_ASSERT(page->free == FA_LIST_END && page->local == FA_LIST_END);
     queue_remove(&heap->queues[page->bin], page);
+    if (shared_when_full(page)) {
+        _fa_page_pool_put(page);
+        queue_head_changed(heap, page->bin);
+        return;
+    }
     queue_push_back(&heap->full, page);
     /* The owner's frees stay on the fast path, onto `local`, until the page has
-     * full_return_blocks of them to hand out: its `used` counts down to that point.
+     * fa_page_return_blocks of them to hand out: its `used` counts down to that point.
      * A page that frees slowly keeps thread word 0 and comes back at its first free, and so
      * does every page with meshing on: the pages a full page's held blocks keep from the
      * sparse trigger's count cost the Redis study's server more mesher work and memory
      * (docs/design.md, "Full pages come back with a 16th of their blocks free"). */
-    uint16_t back = full_return_blocks(page);
+    uint16_t back = fa_page_return_blocks(page);
     if (!_fa_mesh_on && !fa_page_frees_slowly(page) && page->used > back) {
         page->full_offset = (uint16_t)(page->used - back);
         page->used = back;
@@ -238,7 +245,7 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
         release_page(heap, page);
         return;
     }
-    if (_fa_mesh_on && page->bin < FA_SMALL_BINS && !page->slow &&
+    if (_fa_mesh_on && page->bin < FA_SMALL_BINS && !page->slow && !page->migrant &&
         page->used <= _fa_mesh_sparse_at(page) && queue_has_spare(&heap->queues[page->bin], page) &&
         _fa_mesh_detach(page))
         return;
@@ -347,7 +354,7 @@ void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page)
 static bool still_sparse(const fa_heap_t *heap, const fa_sparse_candidate_t *c)
 {
     const fa_page_t *page = c->page;
-    return fa_atomic_load_relaxed(&page->owner) == fa_owner_word(heap, page) &&
+    return fa_atomic_load_relaxed(&page->owner) == fa_owner_word(heap, page) && !page->migrant &&
            page->sparse_seen == c->seen && !page->pinned && !page->sparse_at && page->used > 0 &&
            page->used <= _fa_mesh_sparse_at(page);
 }
@@ -428,6 +435,8 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
         live--;
         if (fa_atomic_load_acquire(&page->mesh))
             continue; /* the mesher's, wherever its segment goes */
+        if (page->migrant)
+            continue; /* pooled, or another heap's: page_pool.c */
         /* A page set up before tracing began (options read late) is traced from now on. */
         if (_fa_tracing)
             page->slow = 1;
@@ -481,8 +490,14 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
          * last. Adopting only when a new segment is the alternative leaves abandoned segments
          * to the threads that need them: a heap that adopted greedily would hoard them (with
          * their dirty pages), and each new thread would map a new segment. */
-        /* A page given to the mesher comes back before fresh memory is touched. */
+        /* Memory already touched before fresh memory: a page given to the mesher, a free page
+         * of our own segments not purged yet, a pooled page (page_pool.c). A pooled page after
+         * our own: taken first, it left our dirty pages unused until the purger took them. */
         page = _fa_mesh_reattach(heap, bin);
+        if (!page && (page = _fa_segment_take_page(heap, bin, FA_PAGE_DIRTY)))
+            break;
+        if (!page)
+            page = _fa_page_pool_take(heap, bin);
         if (page) {
             queue_push_front(q, page);
             queue_head_changed(heap, bin);
@@ -490,7 +505,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 return page;
             continue;
         }
-        page = _fa_segment_take_page(heap, bin);
+        page = _fa_segment_take_page(heap, bin, FA_PAGE_CLEAN);
         if (page)
             break;
         fa_segment_t *seg = _fa_segment_pop_abandoned(fa_bin_kind(bin));
@@ -622,6 +637,8 @@ static void abandon_page(fa_heap_t *heap, fa_page_t *page)
      * it meanwhile must take the checked way (secure mode), not the plain remote push. */
     if (page->used == 0)
         release_page(heap, page);
+    else if (page->migrant)
+        _fa_page_pool_put(page); /* its segment is not this heap's: no one would adopt it */
     else
         fa_atomic_store_release(&page->owner, fa_owner_word(NULL, page));
 }

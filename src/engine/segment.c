@@ -231,16 +231,13 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
     return NULL;
 }
 
-fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin)
+fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want)
 {
     int kind = fa_bin_kind(bin);
     fa_page_t *page = NULL;
-    /* Reuse memory we already touched (DIRTY) before touching new memory (CLEAN). */
-    for (uint8_t want = FA_PAGE_DIRTY; !page && want != FA_PAGE_USED;
-         want = want == FA_PAGE_DIRTY ? FA_PAGE_CLEAN : FA_PAGE_USED)
-        for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
-            if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
-                page = segment_take_page(seg, want);
+    for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
+        if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
+            page = segment_take_page(seg, want);
     if (page)
         _fa_page_init(page, heap, bin);
     return page;
@@ -350,7 +347,8 @@ static void reclaim_abandoned_locked(fa_segment_t *seg)
 {
     for (size_t i = 0; i < seg->page_count && fa_atomic_load_relaxed(&seg->used_pages) > 0; i++) {
         fa_page_t *page = &seg->pages[i];
-        if (fa_atomic_load_relaxed(&page->state) != FA_PAGE_USED || page->mesh)
+        /* A migrant is pooled or another heap's (page_pool.c). */
+        if (fa_atomic_load_relaxed(&page->state) != FA_PAGE_USED || page->mesh || page->migrant)
             continue;
         _fa_page_collect(page);
         if (page->used == 0)

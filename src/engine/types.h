@@ -109,8 +109,9 @@ struct fa_heap_s;
  * plain; the others are accessed atomically (platform/atomic.h).
  *
  * Invariants of a page in use (state == FA_PAGE_USED; check.c verifies them in debug builds):
- *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned or
- *     detached; a parked heap keeps its pages)
+ *   fa_owner_heap(owner) == the heap whose queue or full list holds it (0 while abandoned,
+ *     detached or in the page pool; a parked heap keeps its pages); that heap owns the page's
+ *     segment unless the page is a migrant
  *   capacity <= reserved;  len(local) + count <= capacity, and len(free) <= count, where
  *     count = fa_page_count(page) = used + sparse_at + full_offset - pinned counts live blocks, blocks
  *     freed remotely, in xfree, not collected yet, and the blocks on free
@@ -156,7 +157,12 @@ typedef struct fa_page_s {
     /* Taken CLEAN: its memory past `capacity` reads as zero until a block is provisioned there,
      * which _fa_page_extend checks (a write running past the last block handed out). */
     uint8_t fresh;
-    uint8_t pad0[11];
+    /* Set when the page went to the page pool (page_pool.c): from then until it is released, the
+     * heap holding it may not own its segment, so the segment's adopter and the purger's pass
+     * over abandoned segments leave it alone. Written only by the heap holding the page when
+     * it pools it and by _fa_page_init, so others may read it while that heap works. */
+    uint8_t migrant;
+    uint8_t pad0[10];
     /* line 1: the owner's */
     /* Two free lists, so that only free updates a counter: when malloc counted too, in the
      * same word, each malloc waited for the previous free's store to it, and the other way
@@ -224,7 +230,8 @@ static inline uint64_t fa_page_frees(const fa_page_t *page)
  *   (uintptr_t)seg % FA_SEG_SIZE == 0;  _fa_segmap[seg >> FA_SEG_SHIFT] == fa_map_entry_of(seg)
  *   fa_segment_index(seg)[i] == &pages[i >> (page_shift - FA_SMALL_PAGE_SHIFT)]
  *   used_pages == the number of pages[i] with state == FA_PAGE_USED
- *   heap != NULL  <=>  it is on heap->segments[kind] (and every used page's owner is heap) */
+ *   heap != NULL  <=>  it is on heap->segments[kind] (and every used page's owner is heap, but
+ *     for migrants: page_pool.c) */
 typedef struct fa_segment_s {
     uint8_t kind;       /* enum fa_segment_kind */
     uint8_t page_shift; /* page index = (p - segment) >> page_shift */
