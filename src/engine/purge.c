@@ -12,6 +12,8 @@
  * pthread_create allocates; the allocator call that kicked starts it at its end, at a start
  * point (_fa_purge_start_point), where no lock is held and the heap is whole.
  */
+#include <errno.h>
+
 #include "common/options.h"
 #include "engine/engine.h"
 #include "fitalloc.h"
@@ -44,19 +46,42 @@ static long purge_run(bool force)
 
 /* A process lives until its last thread ends, and the purger never ends by itself: once the
  * main thread has left with pthread_exit, the purger checks whether it is the last thread
- * standing (the exited main thread still counts as one) and then ends too. Without a count
- * (no /proc, or no file descriptor left to read it) it cannot tell, and it must not keep the
- * process alive: it ends as well. Either way it retires for good, and the allocator's calls
- * purge from then on: a purger started again would end again at once, on every slow path. */
+ * standing (the exited main thread still counts as one) and then ends too. Without a count it
+ * cannot tell, and it must not keep the process alive. No /proc will not come back: it ends at
+ * once. A shortage (no file descriptor or memory left to read the count) may pass: it tries
+ * again at its next look, for up to FA_COUNT_RETRY_MS, keeping the process alive that long at
+ * most after its last other thread, and then ends. Either way it retires for good, and the
+ * allocator's calls purge from then on: a purger started again would end again at once, on
+ * every slow path. */
+#define FA_COUNT_RETRY_MS 1000
+static uint64_t count_failing_since; /* ms; 0 while counts succeed (the purger's own) */
+
+static bool count_may_come_back(int error)
+{
+    return error == EMFILE || error == ENFILE || error == ENOMEM || error == EAGAIN ||
+           error == EINTR;
+}
+
 static bool purger_must_end(void)
 {
     if (!fa_atomic_load_acquire(&main_exited))
         return false;
     int threads = _fa_os_thread_count();
-    if (threads < 0 && fa_option(verbose))
-        _fa_message(2, "fitalloc: cannot count the threads (/proc/self/stat): the purge thread "
-                       "ends, allocator calls purge from now on\n");
-    return threads <= 2;
+    if (threads >= 0) {
+        count_failing_since = 0;
+        return threads <= 2;
+    }
+    uint64_t now = _fa_os_now_ms();
+    if (!count_failing_since)
+        count_failing_since = now;
+    if (count_may_come_back(-threads) && now < count_failing_since + FA_COUNT_RETRY_MS)
+        return false;
+    if (fa_option(verbose))
+        _fa_message(2,
+                    "fitalloc: cannot count the threads (/proc/self/stat, error %d): the purge "
+                    "thread ends, allocator calls purge from now on\n",
+                    -threads);
+    return true;
 }
 
 static void *purger_main(void *arg)
@@ -170,6 +195,7 @@ void _fa_purge_after_fork(void)
     if (fa_atomic_load_relaxed(&purger_state) != PURGER_NONE)
         fa_atomic_store_relaxed(&purger_state, PURGER_WANTED);
     fa_atomic_store_relaxed(&purger_idle, 0);
+    count_failing_since = 0;
 }
 
 void _fa_purge_fork_prepare(void)
