@@ -24,6 +24,7 @@
 #include "fitalloc.h"
 #include "rerun.h"
 #include "stats.h"
+#include "threads.h"
 
 #define MIB (1024ul * 1024ul)
 
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "program") == 0)
         program();
     if (argc > 1 && strcmp(argv[1], "run") == 0) {
+        fa_test_tsan_thread_before_fork();
         fflush(NULL);
         pid_t pid = fork();
         CHECK(pid >= 0);

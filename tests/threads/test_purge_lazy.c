@@ -26,6 +26,15 @@
 
 #define MIB (1024ul * 1024ul)
 
+#if FA_TEST_TSAN
+/* The fork case's child starts the purger after a fork made while the parent's ran. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+    return "die_after_fork=0:atexit_sleep_ms=0";
+}
+#endif
+
 /* The process has `n` threads; under TSan at least `n` (it starts a thread of its own at the
  * first pthread_create, the purger's included). */
 static void expect_threads(int n)

@@ -31,6 +31,7 @@
 #include "fitalloc.h"
 #include "rerun.h"
 #include "stats.h"
+#include "threads.h"
 
 #define MIB (1024ul * 1024ul)
 #define FILLER_MAX 64
@@ -223,6 +224,7 @@ static void child_main(void)
 /* Fork the program; the parent waits up to 60 s for it to end by itself, with status 0. */
 static void run(char *argv0)
 {
+    fa_test_tsan_thread_before_fork();
     fflush(NULL);
     pid_t pid = fork();
     CHECK(pid >= 0);
