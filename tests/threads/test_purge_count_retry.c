@@ -107,24 +107,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "program") == 0)
         program();
     if (argc > 1 && strcmp(argv[1], "run") == 0) {
-        fa_test_tsan_thread_before_fork();
-        fflush(NULL);
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        if (pid == 0) {
-            /* As in test_purge_no_proc.c: under ASan the program runs anew, under TSan it must
-             * not (TSan's background thread would never end, nor would the process). */
-            if (FA_TEST_ASAN) {
-                execl("/proc/self/exe", argv[0], "program", (char *)NULL);
-                _exit(127);
-            }
-            program();
-        }
-        int status = 0;
-        CHECK_MSG(fa_test_wait_ends(pid, 60, &status), "the program did not end after its worker");
-        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the program's status: %s %d",
-                  WIFEXITED(status) ? "exit" : "signal",
-                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        fa_test_fork_program(program, argv[0], "program");
         return 0;
     }
     const char *env[] = {"FITALLOC_PURGE_THREAD=1", "FITALLOC_PURGE_DELAY=50", NULL};
