@@ -27,6 +27,8 @@
 #   --study fragmentation
 #                    only the fragmentation study: the replay study's programs at a larger
 #                    scale, the table and its plot, no timed runs (minutes)
+#   --study programs only the timed real-program study: 13 Debian programs and start-up under
+#                    every peer, interleaved, outputs checked against glibc's
 # Anything else (--ref glibc, --timeout 120, ...) goes to bench/compare.py as is.
 # Exit status: 0 all runs passed, 1 some run (or replay study step) FAILED, 2 usage or build error.
 set -euo pipefail

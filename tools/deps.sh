@@ -10,7 +10,7 @@
 #        and lintian for the Debian packages' stage: tools/package.sh)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib,
 #        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, sqlite3, git and xz-utils
-#        for the replay study's programs, redis-server and redis-tools for the Redis study and
+#        for the replay study's programs, mawk, diffutils, jq and bc for the timed one, redis-server and redis-tools for the Redis study and
 #        the replay study's server, and z3 for the smt case of -w issue12; the bench runs
 #        without them)
 # package what tools/package.sh needs to build the Debian packages (compilers, cmake, dpkg-dev,
@@ -35,7 +35,8 @@ test)
     ;;
 bench)
     needed=("${build[@]}" python3 time)
-    wanted=(python3-matplotlib "${peers[@]}" sqlite3 git xz-utils redis-server redis-tools z3)
+    wanted=(python3-matplotlib "${peers[@]}" sqlite3 git xz-utils mawk diffutils jq bc redis-server
+        redis-tools z3)
     ;;
 package)
     needed=("${build[@]}" git dpkg-dev pandoc help2man lintian python3 python3-matplotlib)

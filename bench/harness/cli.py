@@ -13,8 +13,8 @@ import tempfile
 import time
 
 from . import allocators as al
-from . import frag_study, losses, machine_load, pathologies, plots, redis_study, replay_study
-from . import report, results, studies
+from . import frag_study, losses, machine_load, pathologies, plots, programs_timed, redis_study
+from . import replay_study, report, results, studies
 from . import study_programs
 from . import study_report, summary, table
 from .build import BuildError, build
@@ -78,12 +78,15 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Arg
                     help="do not run the replay study (real programs traced and replayed under "
                          "every policy after the timed runs; default: on with the default suite "
                          "and --results)")
-    ap.add_argument("--study", nargs="?", const="replay", choices=["replay", "fragmentation"],
+    ap.add_argument("--study", nargs="?", const="replay",
+                    choices=["replay", "fragmentation", "programs"],
                     help="replay (the default with no value): run the replay study even with "
                          "-w (it runs with the default suite); fragmentation: run only the "
                          "fragmentation study, every program at scale "
                          f"{replay_study.SCALES['fragmentation']:g}, with its plot, no timed "
-                         "runs")
+                         "runs; programs: only the timed real-program study (-a, -r, "
+                         "--study-programs of " + ", ".join(programs_timed.NAMES) + ", "
+                         "--study-scale)")
     ap.add_argument("--study-programs", default=None, metavar="LIST",
                     help="the study's programs: all (default) or a comma list of "
                          + ", ".join(study_programs.NAMES) + " (implies --study)")
@@ -182,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         list_everything(args.fitalloc)
         return 0
+    if args.study == "programs":
+        build_dir = os.path.abspath(args.build_dir)
+        os.makedirs(build_dir, exist_ok=True)
+        return programs_timed.main(args, ap, log, lambda: snapshot(build_dir, args.fitalloc))
     workloads = all_workloads()
     try:
         selected = select(args.workload, workloads)

@@ -371,13 +371,16 @@ PROGRAMS = [
 NAMES = [p.name for p in PROGRAMS]
 
 
-def select(text: str | None) -> list[Program]:
-    """The programs of a comma list ("all" or None: every one); ValueError on a bad name."""
+def select(text: str | None, programs: list | None = None) -> list:
+    """The programs (of `programs`, by default the replay study's) of a comma list ("all" or
+    None: every one), in their list's order; ValueError on a bad name."""
+    programs = PROGRAMS if programs is None else programs
+    valid = [p.name for p in programs]
     if text is None or text == "all":
-        return list(PROGRAMS)
+        return list(programs)
     names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in NAMES]
+    bad = [n for n in names if n not in valid]
     if bad or not names:
         raise ValueError(f"unknown study program '{','.join(bad) or text}'; valid: "
-                         f"{', '.join(NAMES)}, all")
-    return [p for p in PROGRAMS if p.name in names]
+                         f"{', '.join(valid)}, all")
+    return [p for p in programs if p.name in names]

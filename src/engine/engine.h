@@ -350,12 +350,14 @@ static inline void fa_purge_note_due(long *next, uint64_t due, uint64_t now)
     if (*next < 0 || wait < *next)
         *next = wait;
 }
-void _fa_purge_start(void);
+/* The end of an allocator call, no lock held and the heap whole: start the purger if a kick
+ * asked for it. */
+void _fa_purge_start_point(void);
+void _fa_purge_want(void);   /* as a kick does: the next start point starts the purger */
 int _fa_purge_threads(void); /* 1 while the purge thread runs, else 0 */
 void _fa_purge_kick(void);
 void _fa_purge_thread_ended(bool main_thread); /* from the thread-exit hook */
 void _fa_purge_safe_point(fa_heap_t *heap);
-void _fa_purge_pass(bool force);
 void _fa_purge_after_fork(void);
 void _fa_purge_fork_prepare(void);
 void _fa_purge_fork_parent(void);

@@ -105,6 +105,7 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
         if (fa_secure_marked(seg))
             _fa_secure_large_check(seg, caller, size);
         _fa_large_free(seg);
+        _fa_purge_start_point();
         return;
     }
     if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED ||

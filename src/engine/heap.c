@@ -723,6 +723,12 @@ bool _fa_heap_take_parked(fa_heap_t *heap)
 
 void _fa_heap_thread_ended(void)
 {
+    if (_fa_heap_tls != &_fa_heap_empty) {
+        /* What the heap leaves (parked, or its empty pages released) is the purger's: it
+         * starts now, while this thread still has its heap, as pthread_create allocates. */
+        _fa_purge_want();
+        _fa_purge_start_point();
+    }
     thread_ended = true;
     fa_heap_t *heap = leave_mine();
     if (!heap)

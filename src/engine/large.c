@@ -488,6 +488,7 @@ void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable,
         _fa_large_watch(seg, fresh);
     else if (zero)
         _fa_large_populate(seg, fresh, offset + n);
+    _fa_purge_start_point(); /* a mapping released or trimmed on the way waits for the purger */
     return (void *)seg->large_block;
 }
 
@@ -578,6 +579,7 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     }
     seg->large_usable = seg->mapped - offset;
     fa_count(large_in_use, seg->large_usable - old_usable);
+    _fa_purge_start_point(); /* a shrink's tail waits for the purger */
     return (void *)seg->large_block;
 }
 

@@ -1,18 +1,25 @@
 /* Handing free memory back to the OS after FITALLOC_PURGE_DELAY milliseconds.
  *
  * Free pages, cached segments and cached large blocks carry the time they became free. A
- * background thread (started by our constructor; in a fork child, at the first slow path)
- * wakes when something is due and purges it, so memory returns even when the program stops calling
- * the allocator. It sleeps without a timeout when nothing is pending; the first kick after that
- * wakes it. With FITALLOC_PURGE_THREAD=0, if the thread cannot be created, or once it has
- * retired (below), threads purge inline from the allocator's slow paths instead.
+ * background thread wakes when something is due and purges it, so memory returns even when the
+ * program stops calling the allocator. It sleeps without a timeout when nothing is pending; the
+ * first kick after that wakes it. With FITALLOC_PURGE_THREAD=0, if the thread cannot be created,
+ * or once it has retired (below), threads purge inline from the allocator's slow paths instead.
+ *
+ * The thread starts only once there is something to purge: a process that never frees a page
+ * or a large block (most short commands) does not pay for a thread. The first kick only marks
+ * it wanted, since kicks come with locks held and in the middle of a heap's update, and
+ * pthread_create allocates; the allocator call that kicked starts it at its end, at a start
+ * point (_fa_purge_start_point), where no lock is held and the heap is whole.
  */
+#include <errno.h>
+
 #include "common/options.h"
 #include "engine/engine.h"
 #include "fitalloc.h"
 #include "platform/atomic.h"
 
-enum purger_state { PURGER_NONE, PURGER_RUNNING, PURGER_RETIRED };
+enum purger_state { PURGER_NONE, PURGER_WANTED, PURGER_RUNNING, PURGER_RETIRED };
 
 static uint32_t wake_word;    /* futex word: bumped to wake an idle purger */
 static uint32_t sleep_word;   /* futex word nobody changes: a timed sleep that kicks leave alone */
@@ -39,26 +46,44 @@ static long purge_run(bool force)
     return next;
 }
 
-void _fa_purge_pass(bool force)
-{
-    purge_run(force);
-}
-
 /* A process lives until its last thread ends, and the purger never ends by itself: once the
  * main thread has left with pthread_exit, the purger checks whether it is the last thread
- * standing (the exited main thread still counts as one) and then ends too. Without a count
- * (no /proc, or no file descriptor left to read it) it cannot tell, and it must not keep the
- * process alive: it ends as well. Either way it retires for good, and the allocator's calls
- * purge from then on: a purger started again would end again at once, on every slow path. */
+ * standing (the exited main thread still counts as one) and then ends too. Without a count it
+ * cannot tell, and it must not keep the process alive. No /proc will not come back: it ends at
+ * once. A shortage (no file descriptor or memory left to read the count) may pass: it tries
+ * again at its next look, for up to FA_COUNT_RETRY_MS, keeping the process alive that long at
+ * most after its last other thread, and then ends. Either way it retires for good, and the
+ * allocator's calls purge from then on: a purger started again would end again at once, on
+ * every slow path. */
+#define FA_COUNT_RETRY_MS 1000
+static uint64_t count_failing_since; /* ms; 0 while counts succeed (the purger's own) */
+
+static bool count_may_come_back(int error)
+{
+    return error == EMFILE || error == ENFILE || error == ENOMEM || error == EAGAIN ||
+           error == EINTR;
+}
+
 static bool purger_must_end(void)
 {
     if (!fa_atomic_load_acquire(&main_exited))
         return false;
     int threads = _fa_os_thread_count();
-    if (threads < 0 && fa_option(verbose))
-        _fa_message(2, "fitalloc: cannot count the threads (/proc/self/stat): the purge thread "
-                       "ends, allocator calls purge from now on\n");
-    return threads <= 2;
+    if (threads >= 0) {
+        count_failing_since = 0;
+        return threads <= 2;
+    }
+    uint64_t now = _fa_os_now_ms();
+    if (!count_failing_since)
+        count_failing_since = now;
+    if (count_may_come_back(-threads) && now < count_failing_since + FA_COUNT_RETRY_MS)
+        return false;
+    if (fa_option(verbose))
+        _fa_message(2,
+                    "fitalloc: cannot count the threads (/proc/self/stat, error %d): the purge "
+                    "thread ends, allocator calls purge from now on\n",
+                    -threads);
+    return true;
 }
 
 static void *purger_main(void *arg)
@@ -109,7 +134,19 @@ void _fa_purge_kick(void)
     if (fa_atomic_load_seq_cst(&purger_idle) && fa_atomic_exchange_seq_cst(&purger_idle, 0)) {
         fa_atomic_add_release(&wake_word, 1);
         _fa_os_futex_wake(&wake_word, 1);
+        return;
     }
+    /* The first work of the process (or of a fork child): the call's start point starts the
+     * purger. */
+    if (fa_unlikely(fa_atomic_load_relaxed(&purger_state) == PURGER_NONE))
+        _fa_purge_want();
+}
+
+void _fa_purge_want(void)
+{
+    /* A compare-and-swap, so that a purger already started is never marked again. */
+    uint32_t expected = PURGER_NONE;
+    fa_atomic_cas_acq_rel(&purger_state, &expected, PURGER_WANTED);
 }
 
 int _fa_purge_threads(void)
@@ -117,10 +154,15 @@ int _fa_purge_threads(void)
     return fa_atomic_load_acquire(&purger_state) == PURGER_RUNNING && fa_option(purge_thread);
 }
 
-void _fa_purge_start(void)
+void _fa_purge_start_point(void)
 {
-    uint32_t expected = PURGER_NONE;
-    if (!fa_atomic_cas_acq_rel(&purger_state, &expected, PURGER_RUNNING))
+    if (fa_likely(fa_atomic_load_relaxed(&purger_state) != PURGER_WANTED))
+        return;
+    /* Threads wait for our constructor (start.c). The compare-and-swap makes the start once:
+     * pthread_create's own allocations reach start points too. */
+    uint32_t expected = PURGER_WANTED;
+    if (!_fa_started || !fa_option(purge_thread) ||
+        !fa_atomic_cas_acq_rel(&purger_state, &expected, PURGER_RUNNING))
         return;
     int rc = _fa_os_thread_start(purger_main, 64 << 10);
     if (rc != 0) {
@@ -134,9 +176,8 @@ void _fa_purge_safe_point(fa_heap_t *heap)
 {
     if (fa_likely(fa_option(purge_thread))) {
         uint32_t state = fa_atomic_load_relaxed(&purger_state);
-        /* Normally started by our constructor; again here in a fork child. */
-        if (fa_unlikely(state == PURGER_NONE) && _fa_started)
-            _fa_purge_start();
+        if (fa_unlikely(state == PURGER_WANTED))
+            _fa_purge_start_point();
         if (fa_likely(state != PURGER_RETIRED))
             return;
     }
@@ -150,10 +191,13 @@ void _fa_purge_safe_point(fa_heap_t *heap)
 
 void _fa_purge_after_fork(void)
 {
-    /* The purger did not follow us into the child. */
+    /* The purger did not follow us into the child. The child holds what the parent had to
+     * purge: it starts its own at its first start point, unless the parent never needed one. */
     fa_mutex_reset(&pass_lock);
-    fa_atomic_store_relaxed(&purger_state, PURGER_NONE);
+    if (fa_atomic_load_relaxed(&purger_state) != PURGER_NONE)
+        fa_atomic_store_relaxed(&purger_state, PURGER_WANTED);
     fa_atomic_store_relaxed(&purger_idle, 0);
+    count_failing_since = 0;
 }
 
 void _fa_purge_fork_prepare(void)

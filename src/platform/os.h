@@ -67,8 +67,9 @@ bool _fa_os_process_alive(int pid);
 void _fa_os_futex_wait(uint32_t *word, uint32_t expected, long timeout_ms);
 /* Wake up to n waiters on word. */
 void _fa_os_futex_wake(uint32_t *word, int n);
-/* Threads in the process (an exited main thread still counts until the process ends); -1 if
- * unknown. Reads /proc without allocating. */
+/* Threads in the process (an exited main thread still counts until the process ends), or a
+ * negative errno if unknown (-ENOENT: no /proc; -EMFILE: no descriptor left). Reads /proc
+ * without allocating. */
 int _fa_os_thread_count(void);
 /* True on the process's initial thread. */
 bool _fa_os_is_main_thread(void);

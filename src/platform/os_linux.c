@@ -263,10 +263,11 @@ int _fa_os_thread_count(void)
     char buf[1024];
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    int error = n < 0 ? errno : EIO;
     if (fd >= 0)
         close(fd);
     if (n <= 0)
-        return -1;
+        return -error;
     buf[n] = 0;
     /* Fields after the command name (which may hold spaces) start after the last ')';
      * num_threads is field 20, the 18th after it. */
@@ -274,7 +275,7 @@ int _fa_os_thread_count(void)
     for (int field = 2; p && field < 20; field++)
         p = strchr(p + 1, ' ');
     if (!p)
-        return -1;
+        return -EIO;
     int count = 0;
     for (p++; *p >= '0' && *p <= '9'; p++)
         count = count * 10 + (*p - '0');

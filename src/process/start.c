@@ -4,7 +4,7 @@
  * dynamic loader itself, so initialisation is lazy and calls nothing that allocates: options
  * come from `environ` (read again by our constructor if it was not set up yet), the thread-exit
  * hook is a thread key (thread_exit.c), fork handlers are registered with the C library.
- * Threads (the purger) are created only after our constructor has run.
+ * Threads (the purger) are created only after our constructor has run, and only when needed.
  */
 #include "common/options.h"
 #include "platform/once.h"
@@ -107,8 +107,9 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         if (fd >= 0)
             stats_fd = fd;
     }
-    if (fa_option(purge_thread))
-        _fa_purge_start();
+    /* Work queued before we ran (other constructors' frees) starts the purger now; otherwise
+     * the first call that queues some does (purge.c). */
+    _fa_purge_start_point();
     if (fa_option(verbose))
         _fa_message(2, "fitalloc: started in pid %d (purge delay %lld ms, purge thread %s)\n",
                     _fa_os_pid(), fa_option(purge_delay), fa_option(purge_thread) ? "on" : "off");

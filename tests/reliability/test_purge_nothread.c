@@ -8,7 +8,6 @@
  * below the RSS before the 200 MiB plus 24 MiB. A purge that never happens without the thread
  * would keep the whole 200 MiB. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "check.h"
 #include "rerun.h"
+#include "threads.h"
 #include "fitalloc.h"
 #include "rss.h"
 
@@ -31,19 +31,6 @@ const char *__tsan_default_options(void)
     return "atexit_sleep_ms=0";
 }
 #endif
-
-static int thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
 
 static uint64_t committed(void)
 {
@@ -78,7 +65,7 @@ static int child(void)
 {
     CHECK_EQ(fa_option_get("purge_thread"), 0);
     CHECK_EQ(fa_option_get("purge_delay"), 50);
-    CHECK_EQ(thread_count(), 1); /* no purge thread */
+    CHECK_EQ(fa_test_thread_count(), 1); /* no purge thread */
 
     size_t total = (FA_TEST_SANITIZED ? 64 : 200) * MIB, nblocks = 0, got = 0;
     size_t cap = total / 16; /* blocks are 16 B .. 64 KiB, 4 KiB on average and more */
@@ -129,7 +116,7 @@ static int child(void)
         CHECK_MSG(rss_now < rss_before + 24 * MIB,
                   "RSS %lu MiB after %d rounds of work (before %lu MiB, peak %lu MiB)",
                   rss_now / MIB, rounds, rss_before / MIB, rss_peak / MIB);
-    CHECK_EQ(thread_count(), 1);
+    CHECK_EQ(fa_test_thread_count(), 1);
     printf("reliability/purge_nothread: ok (RSS %lu -> %lu -> %lu MiB, committed %llu -> %llu "
            "MiB, %d rounds, %.2f s)\n",
            rss_before / MIB, rss_peak / MIB, rss_now / MIB,

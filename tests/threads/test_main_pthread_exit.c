@@ -13,6 +13,7 @@
 #include "check.h"
 #include "child.h"
 #include "fitalloc.h"
+#include "threads.h"
 
 static void *worker(void *arg)
 {
@@ -41,13 +42,14 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0)
         child_main();
+    fa_test_tsan_thread_before_fork();
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-        /* Under ASan the child runs the program anew: the test already has a thread
-         * (fitalloc's purger), and gcc 12's ASan runtime does not hold its allocator's lock
-         * across fork, so a forked child could block in its first ASan malloc. (Under TSan a
-         * new process would have TSan's own background thread, which never ends.) */
+        /* Under ASan the child runs the program anew: gcc 12's ASan runtime does not hold its
+         * allocator's lock across fork, so a child forked while a thread runs could block in
+         * its first ASan malloc. (Under TSan a new process would have TSan's own background
+         * thread, which never ends.) */
         if (FA_TEST_ASAN) {
             execl("/proc/self/exe", argv[0], "child", (char *)NULL);
             _exit(127);

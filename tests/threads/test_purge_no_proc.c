@@ -31,6 +31,7 @@
 #include "fitalloc.h"
 #include "rerun.h"
 #include "stats.h"
+#include "threads.h"
 
 #define MIB (1024ul * 1024ul)
 #define FILLER_MAX 64
@@ -220,35 +221,12 @@ static void child_main(void)
     pthread_exit(NULL);
 }
 
-/* Fork the program; the parent waits up to 60 s for it to end by itself, with status 0. */
-static void run(char *argv0)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        /* Under ASan the child runs the program anew (gcc 12's ASan runtime does not hold its
-         * allocator's lock across fork, and the purger runs here); under TSan it must not (a
-         * new process would have TSan's background thread, which never ends). */
-        if (FA_TEST_ASAN) {
-            execl("/proc/self/exe", argv0, "child", (char *)NULL);
-            _exit(127);
-        }
-        child_main();
-    }
-    int status = 0;
-    CHECK_MSG(fa_test_wait_ends(pid, 60, &status), "the program did not end after its worker");
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the program's status: %s %d",
-              WIFEXITED(status) ? "exit" : "signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0)
         child_main();
     if (argc > 1 && strcmp(argv[1], "run") == 0) {
-        run(argv[0]);
+        fa_test_fork_program(child_main, argv[0], "child");
         return 0;
     }
     const char *env[] = {"FITALLOC_PURGE_THREAD=1", "FITALLOC_PURGE_DELAY=50", NULL};
