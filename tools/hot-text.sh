@@ -66,7 +66,8 @@ done
 for profile in "$work"/*.cg; do
     # "  1,234 (0.1%)  ???:name [/path/libfitalloc.so.0.1.0]"
     callgrind_annotate --threshold=100 "$profile" |
-        sed -n 's/.*???:\([^ ]*\) \[.*libfitalloc[^]]*\]$/\1/p' >>"$work/names"
+        sed -n 's/.*???:\([^ ]*\) \[.*libfitalloc[^]]*\]$/\1/p' |
+        sed "s/'[0-9]*$//" >>"$work/names" # callgrind marks a recursive call's cycle: name'2
 done
 
 {

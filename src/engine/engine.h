@@ -174,7 +174,9 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
 void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all);
 void _fa_heap_settle_sparse(fa_heap_t *heap, bool all);
 void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg);
-void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page);
+/* A local free took the page's `used` to 0 (it emptied, reached its full-page return point or
+ * its sparse trigger): the page goes where that count says. */
+void _fa_heap_requeue(fa_heap_t *heap, fa_page_t *page);
 void _fa_heap_notify(fa_page_t *page);
 void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
 void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
@@ -208,7 +210,8 @@ void _fa_free_slow(void *p, const char *caller, size_t size);
 void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size);
 void _fa_free_block(fa_page_t *page, fa_block_t *block); /* a checked block, no secure steps */
 void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
-void _fa_page_emptied(fa_page_t *page);
+/* free's out-of-line step when the fast path takes `used` to 0: requeue, then a safe point. */
+void _fa_free_reached_zero(fa_page_t *page);
 bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
 
 /* secure.c: secure mode (FITALLOC_SECURE), only in libfitalloc-secure.so (FA_SECURE_BUILD).

@@ -71,7 +71,7 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
             page->local = block;
             block->mark = fa_page_mark(page);
             if (fa_unlikely(--page->used == 0))
-                _fa_page_emptied(page);
+                _fa_free_reached_zero(page);
             return;
         }
         /* another thread's page, a full page, a large block, a secure page (the segment is

@@ -5,10 +5,10 @@
 #include "engine/mesh.h"
 #include "platform/atomic.h"
 
-__attribute__((noinline)) void _fa_page_emptied(fa_page_t *page)
+__attribute__((noinline)) void _fa_free_reached_zero(fa_page_t *page)
 {
     fa_heap_t *heap = _fa_heap_tls;
-    _fa_heap_page_emptied(heap, page);
+    _fa_heap_requeue(heap, page);
     FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
 }
@@ -69,7 +69,7 @@ static void free_local(fa_heap_t *heap, fa_page_t *page, fa_block_t *block)
         FA_CHECK_HEAP(heap);
         _fa_purge_safe_point(heap);
     } else if (--page->used == 0) {
-        _fa_page_emptied(page);
+        _fa_free_reached_zero(page);
     }
 }
 

@@ -400,7 +400,7 @@ static void candidate_push(fa_heap_t *heap, fa_page_t *page)
     heap->sparse_count++;
 }
 
-void _fa_heap_page_emptied(fa_heap_t *heap, fa_page_t *page)
+void _fa_heap_requeue(fa_heap_t *heap, fa_page_t *page)
 {
     FA_ASSERT(page->used == 0 && heap->queues[page->bin].head != page);
     /* Not the head (a pinned head never reaches 0): a full page with blocks to hand out
