@@ -202,8 +202,11 @@ static void work(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (FA_TEST_SANITIZED)
-        return SKIP; /* meshing is off under ASan, and TSan cannot follow the forks here */
+    if (FA_TEST_SANITIZED) {
+        puts("mesh/mesh_fallbacks: skipped under a sanitizer (meshing is off under ASan, and TSan "
+             "cannot follow the forks here)");
+        return SKIP;
+    }
     if (argc == 3 && strcmp(argv[1], "work") == 0) {
         work(argv[2]);
         return 0;
