@@ -15,7 +15,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${1:-$HERE/../build/libmesh.so}"
 MESH_GIT="${MESH_GIT:-https://github.com/plasma-umass/Mesh.git}"
 HEAP_LAYERS_GIT="${HEAP_LAYERS_GIT:-https://github.com/emeryberger/Heap-Layers.git}"
-# The versions measured in docs/decisions/115-redis-study-findings.md; Heap-Layers' is the one
+# The versions measured in docs/decisions/018-redis-study-findings.md; Heap-Layers' is the one
 # Mesh's CMake build pins.
 MESH_COMMIT=2987f883b8695c07a80dc40da67c61f524460dfd
 HEAP_LAYERS_COMMIT=b0b2c2c7c5553b79c534f55317a5ab3e7d011379

@@ -2,7 +2,7 @@
  * from the same engine with src/engine/secure/ (FA_SECURE_BUILD). Asked for here, secure mode
  * is not there to run, and a program that believes itself checked must hear that it is not:
  * one line on stderr, whatever FITALLOC_VERBOSE says; the program then runs in the default
- * mode (docs/decisions/001-secure-library.md says why a warning and not a refusal). */
+ * mode (docs/decisions/020-secure-library.md says why a warning and not a refusal). */
 #include "common/options.h"
 #include "engine/engine.h"
 

@@ -189,7 +189,7 @@ static void work(const char *name)
     if (strcmp(name, "huge") == 0)
         CHECK_EQ(s.mesh_detached, 0);
     if (strcmp(name, "segv-fork") == 0 && s.mesh_merges == 0)
-        exit(SKIP); /* nothing meshed here: no userfaultfd (decision 030) */
+        exit(SKIP); /* nothing meshed here: no userfaultfd (decision 023) */
     fork_and_check(strcmp(name, "segv-fork") == 0);
     check_blocks();
     free_all();
