@@ -7,12 +7,13 @@
 #        the bench harness test, the peers for the override tests, z3 for the smt workload
 #        the workloads test runs, redis-server and redis-tools for the Redis study's test, the
 #        aarch64 cross compiler and qemu-user for the aarch64 stage, dpkg-dev, pandoc, help2man
-#        and lintian for the Debian packages' stage: tools/package.sh)
+#        and lintian for the Debian packages' stage: tools/package.sh, gawk for the fragmentation
+#        study's test)
 # bench  what tools/bench.sh needs to build (fatal when missing) and what it wants (matplotlib,
-#        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo, sqlite3, git and xz-utils
-#        for the replay study's programs, mawk, diffutils, jq and bc for the timed one, redis-server and redis-tools for the Redis study and
-#        the replay study's server, and z3 for the smt case of -w issue12; the bench runs
-#        without them)
+#        the peer allocators: jemalloc, tcmalloc, mimalloc, scudo; the real-program studies'
+#        programs: sqlite3, git, xz-utils, gawk, mawk, diffutils, jq, bc, redis-server and redis-tools,
+#        the last two for the Redis study too; z3 for the smt case of -w issue12; the bench
+#        runs without them)
 # package what tools/package.sh needs to build the Debian packages (compilers, cmake, dpkg-dev,
 #        pandoc and help2man for the manual pages) and to test them (lintian, python3 and
 #        python3-matplotlib, which fitalloc-tools depends on)
@@ -30,12 +31,12 @@ test)
     needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file
         libasan8 libubsan1 libtsan2 clang-format clang-14 libclang-rt-14-dev valgrind python3
         python3-matplotlib "${peers[@]}" z3 redis-server redis-tools gcc-aarch64-linux-gnu
-        g++-aarch64-linux-gnu qemu-user qemu-user-binfmt dpkg-dev pandoc help2man lintian)
+        g++-aarch64-linux-gnu qemu-user qemu-user-binfmt dpkg-dev pandoc help2man lintian gawk)
     wanted=()
     ;;
 bench)
     needed=("${build[@]}" python3 time)
-    wanted=(python3-matplotlib "${peers[@]}" sqlite3 git xz-utils mawk diffutils jq bc redis-server
+    wanted=(python3-matplotlib "${peers[@]}" sqlite3 git xz-utils gawk mawk diffutils jq bc redis-server
         redis-tools z3)
     ;;
 package)

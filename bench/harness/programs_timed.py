@@ -64,46 +64,19 @@ def _prepare_xz_threads(work: str, scale: float) -> sp.Invocation:
                          inputs=["big.txt"])
 
 
-def _words_file(work: str, name: str, lines: int, seed: int) -> None:
-    rng = random.Random(seed)
-    with open(os.path.join(work, name), "w") as f:
-        for i in range(lines):
-            f.write(" ".join(f"w{rng.randrange(50000)}" for _ in range(rng.randrange(2, 14)))
-                    + "\n")
-
-
-AWK_SCRIPT = ('{ for (i = 1; i <= NF; i++) { n[$i]++; last[$i] = $0 } } '
-              'END { for (w in n) if (n[w] > 40) print w, n[w], length(last[w]) }')
-
-
-def _prepare_awk(work: str, scale: float) -> sp.Invocation:
-    """awk counting words in an associative array and keeping each word's last line."""
-    _words_file(work, "words.txt", sp._scaled(500000, scale), 4)
-    return sp.Invocation(["awk", AWK_SCRIPT, "words.txt"], inputs=["words.txt"])
+def _prepare_mawk(work: str, scale: float) -> sp.Invocation:
+    return sp._prepare_awk(work, scale * 20, awk="mawk")
 
 
 def _prepare_diff(work: str, scale: float) -> sp.Invocation:
     """diff of two files of generated lines, the second with a tenth of its lines changed."""
     lines = sp._scaled(600000, scale)
-    _words_file(work, "a.txt", lines, 5)
+    sp._words_file(work, "a.txt", lines, 5)
     rng = random.Random(6)
     with open(os.path.join(work, "a.txt")) as f, open(os.path.join(work, "b.txt"), "w") as g:
         for line in f:
             g.write(f"changed {rng.randrange(10 ** 6)}\n" if rng.randrange(10) == 0 else line)
     return sp.Invocation(["diff", "a.txt", "b.txt"], inputs=["a.txt", "b.txt"])
-
-
-def _prepare_jq(work: str, scale: float) -> sp.Invocation:
-    """jq grouping and summing a JSON array of generated records."""
-    rng = random.Random(7)
-    records = [{"id": i, "kind": f"k{rng.randrange(300)}", "price": rng.randrange(10 ** 5),
-                "tags": [f"t{rng.randrange(100)}" for _ in range(rng.randrange(1, 6))]}
-               for i in range(sp._scaled(75000, scale))]
-    with open(os.path.join(work, "records.json"), "w") as f:
-        json.dump(records, f)
-    return sp.Invocation(["jq", "-c", "group_by(.kind) | map({kind: .[0].kind, n: length, "
-                          "sum: (map(.price) | add), tags: (map(.tags[]) | unique | length)})",
-                          "records.json"], inputs=["records.json"])
 
 
 def _prepare_bc(work: str, scale: float) -> sp.Invocation:
@@ -161,9 +134,11 @@ PROGRAMS = [
           _prepare_sort_parallel, outputs=("sorted.txt",), threads=2),
     Timed("xz-threads", "xz", "xz-utils", "xz -T2 -6 of one generated file (two threads)",
           _prepare_xz_threads, outputs=("big.txt.xz",), threads=2),
-    Timed("awk", "awk", "mawk", "awk counting words in an associative array", _prepare_awk),
+    Timed("awk", "mawk", "mawk", "awk (mawk) counting words in an associative array",
+          _prepare_mawk),
     Timed("diff", "diff", "diffutils", "diff of two files of generated lines", _prepare_diff),
-    Timed("jq", "jq", "jq", "jq grouping and summing a JSON array of records", _prepare_jq),
+    Timed("jq", "jq", "jq", "jq grouping and summing a JSON array of records",
+          _scaled_prepare(sp._prepare_jq, 15)),
     Timed("bc", "bc", "bc", "bc computing thousands of digits of pi and e", _prepare_bc),
     Timed("startup", "sh", "dash", "start-up: `env /bin/true` run over and over by a shell",
           _prepare_startup),

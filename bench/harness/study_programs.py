@@ -8,6 +8,7 @@ bench traces the same operations, bar what the programs do differently from run 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -282,7 +283,7 @@ def _prepare_git(work: str, scale: float) -> Invocation:
                       {"GIT_CONFIG_NOSYSTEM": "1", "HOME": work}, stdin=stream, inputs=[stream])
 
 
-# ---- sort: a file larger than its buffer -----------------------------------------------------
+# ---- sort: a file larger than its buffer (the timed study's) -----------------------------------------------------
 
 def _prepare_sort(work: str, scale: float) -> Invocation:
     """Lines of random words and numbers, sorted by the second field with a buffer smaller than
@@ -297,21 +298,42 @@ def _prepare_sort(work: str, scale: float) -> Invocation:
                        "sorted.txt"], inputs=[src])
 
 
-# ---- xz: compressing files one after the other ---------------------------------------------
+# ---- gawk: an associative array of words ---------------------------------------------------
 
-def _prepare_xz(work: str, scale: float) -> Invocation:
-    """Files of generated text of different sizes compressed in one run: the encoder's
-    dictionary, hash chains and buffers allocated and freed around each file."""
-    rng = random.Random(1)
-    words = ["alloc", "free", "block", "heap", "page", "fit", "buddy", "slab", "list", "tree"]
-    names = []
-    for i in range(_scaled(6, scale)):
-        name = f"text{i}.txt"
-        with open(os.path.join(work, name), "w") as f:
-            for _ in range(rng.randrange(2000, 30000)):
-                f.write(" ".join(rng.choice(words) for _ in range(rng.randrange(3, 12))) + "\n")
-        names.append(name)
-    return Invocation(["xz", "-T1", "-6", "-k", "-f", *names], inputs=names)
+def _words_file(work: str, name: str, lines: int, seed: int) -> None:
+    rng = random.Random(seed)
+    with open(os.path.join(work, name), "w") as f:
+        for i in range(lines):
+            f.write(" ".join(f"w{rng.randrange(50000)}" for _ in range(rng.randrange(2, 14)))
+                    + "\n")
+
+
+AWK_SCRIPT = ('{ for (i = 1; i <= NF; i++) { n[$i]++; last[$i] = $0 } } '
+              'END { for (w in n) if (n[w] > 40) print w, n[w], length(last[w]) }')
+
+
+def _prepare_awk(work: str, scale: float, awk: str = "gawk") -> Invocation:
+    """awk counting words in an associative array and keeping each word's last line: tens of
+    thousands of strings that live until the end, and a line replaced at every word. GNU awk
+    allocates each of them with malloc (mawk, Debian's default awk, from pools of its own)."""
+    _words_file(work, "words.txt", _scaled(25000, scale), 4)
+    return Invocation([awk, AWK_SCRIPT, "words.txt"], inputs=["words.txt"])
+
+
+# ---- jq: a JSON document grouped and summed -------------------------------------------------
+
+def _prepare_jq(work: str, scale: float) -> Invocation:
+    """jq grouping and summing a JSON array of generated records: the parsed document, then the
+    groups' arrays built from it, and the output."""
+    rng = random.Random(7)
+    records = [{"id": i, "kind": f"k{rng.randrange(300)}", "price": rng.randrange(10 ** 5),
+                "tags": [f"t{rng.randrange(100)}" for _ in range(rng.randrange(1, 6))]}
+               for i in range(_scaled(5000, scale))]
+    with open(os.path.join(work, "records.json"), "w") as f:
+        json.dump(records, f)
+    return Invocation(["jq", "-c", "group_by(.kind) | map({kind: .[0].kind, n: length, "
+                       "sum: (map(.price) | add), tags: (map(.tags[]) | unique | length)})",
+                       "records.json"], inputs=["records.json"])
 
 
 # ---- redis-server under redis-benchmark ---------------------------------------------------
@@ -357,11 +379,11 @@ PROGRAMS = [
     Program("git", "git", "git",
             "git fast-import of a generated history (blobs, trees, deltas) into a bare repository",
             _prepare_git),
-    Program("sort", "sort", "coreutils",
-            "GNU sort of a file of random lines with a 1 MiB buffer: sorted runs in temporary "
-            "files, then merged", _prepare_sort),
-    Program("xz", "xz", "xz-utils",
-            "xz -6 compressing generated text files one after the other", _prepare_xz),
+    Program("gawk", "gawk", "gawk",
+            "GNU awk counting the words of generated lines in an associative array, keeping "
+            "each word's last line", _prepare_awk),
+    Program("jq", "jq", "jq",
+            "jq grouping and summing a generated JSON array of records", _prepare_jq),
     Program("redis", "redis-server", "redis-server",
             "redis-server on a unix socket under redis-benchmark (strings, lists, sets, hashes, "
             "sorted sets over 5,000 keys; rounds of values of 200, 3000, 16 and 200 bytes), then "

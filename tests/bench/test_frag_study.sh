@@ -3,7 +3,7 @@
 # study's document made by hand: each measure is (numerator / denominator - 1) x 100 of the
 # documented fields (docs/replay.md), the mean column is the mean over the programs, a policy
 # missing from a program is '-', the reading ranks the policies by their mean. Then the real
-# thing, `tools/bench.sh --study fragmentation` at a tiny scale on perl and sort (and redis-server
+# thing, `tools/bench.sh --study fragmentation` at a tiny scale on perl and gawk (and redis-server
 # under its load when installed): no timed runs, report.md holds the table with a row for every
 # policy and the engine and a column per program, whose cells agree with the rows of
 # study.json, and fragmentation.json has every measure.
@@ -52,7 +52,7 @@ print("measures: ok")
 PY
 ((rc == 0)) || fail "the measures on the hand-made document (above)"
 
-programs=perl,sort
+programs=perl,gawk
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null &&
     programs=$programs,redis
 echo "== bash tools/bench.sh --study fragmentation on $programs"
