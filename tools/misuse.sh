@@ -38,7 +38,7 @@
 #   crash:SIG<x>@<phase>  killed by a signal without a report
 #   hang                  still running after 10 s
 #   cleared               stale-after-free: less than half of what the program wrote is left in
-#                         the freed block
+#                         the freed block; freed-all-zero: every byte of it reads as zero
 #   n/a                   the case does not apply (free_sized missing from the C library)
 #   exit:<n>              any other exit status
 # <phase> is where it happened: setup, bug (the misuse itself), free (the free or realloc of

@@ -269,6 +269,9 @@ void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the regio
 /* The size asked for the block at `block` of a secure page, as its size word says (the block's
  * room without the trailer if the word is damaged). */
 size_t _fa_secure_request(const fa_page_t *page, uintptr_t block);
+/* A fault in the freed big block at `block` of `size` bytes: a double free if this thread was
+ * freeing it. */
+void _fa_secure_refree_fault(uintptr_t block, size_t size);
 
 /* guard.c: the first big blocks freed, kept inaccessible (default mode) */
 /* A free of a block of its own page, checked: whether guard.c keeps it (else the caller frees
