@@ -78,8 +78,10 @@ bool _fa_secure_init(void)
     uint64_t r = _fa_os_random();
     canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
     fill_span = fa_option(secure_zero) ? SIZE_MAX : FA_FILL_SPAN;
-    if (_fa_secure)
+    if (_fa_secure) {
         _fa_secure_guard_init();
+        _fa_secure_report_init();
+    }
     protect_big = _fa_secure_guards && fa_option(secure_protect);
     return _fa_secure;
 }
@@ -93,11 +95,19 @@ FA_REPORT static void report(const char *caller, const void *p, const char *what
 
 /* ---- the size word and the canary ---- */
 
-/* The size word holds the request n shifted up past the block's state bits, so that its top
- * bytes, which an underflow of the block after it writes first, are zero: any byte written
- * there makes the word invalid. */
+/* The size word holds the request n shifted up past the block's state bits (freed, and the
+ * form that made it: FA_ORIGIN_*), so that its top bytes, which an underflow of the block
+ * after it writes first, are zero: any byte written there makes the word invalid. */
 #define FA_WORD_FREED 1
-#define FA_WORD_STATE_BITS 1
+#define FA_WORD_ORIGIN_SHIFT 1
+#define FA_WORD_STATE_BITS 3
+
+__thread uint8_t _fa_secure_origin;
+
+static uintptr_t origin_of(uintptr_t decoded)
+{
+    return decoded >> FA_WORD_ORIGIN_SHIFT & 3;
+}
 
 static uintptr_t size_word(uintptr_t block, size_t n, uintptr_t state)
 {
@@ -220,7 +230,9 @@ static uintptr_t word_decoded(uintptr_t block, size_t room)
      * reading it, in the underflow check of the block after it (either value is valid). */
     uintptr_t w = fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^
                   _fa_list_secret ^ block;
-    return w >> FA_WORD_STATE_BITS <= room - FA_TRAILER ? w : SIZE_MAX;
+    return w >> FA_WORD_STATE_BITS <= room - FA_TRAILER && origin_of(w) <= FA_ORIGIN_NEW_ARRAY
+               ? w
+               : SIZE_MAX;
 }
 
 /* The request size a size word records, freed or not, or SIZE_MAX if the word is damaged. */
@@ -263,6 +275,24 @@ void _fa_secure_refree_fault(uintptr_t block, size_t size)
 {
     if (reading.block == block)
         _fa_double_free(reading.caller, (void *)block, size);
+}
+
+/* The form of allocation whose release `caller` is (operator delete, delete[], or the C
+ * functions). */
+static uintptr_t release_origin(const char *caller)
+{
+    static const char delete_name[] = "operator delete";
+    if (strncmp(caller, delete_name, sizeof delete_name - 1) != 0)
+        return FA_ORIGIN_MALLOC;
+    return caller[sizeof delete_name - 1] == '[' ? FA_ORIGIN_NEW_ARRAY : FA_ORIGIN_NEW;
+}
+
+FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t n,
+                                      uintptr_t origin)
+{
+    static const char *const made_by[] = {"malloc", "operator new", "operator new[]"};
+    _fa_fatal("fitalloc: %s(): alloc-dealloc mismatch: the %zu-byte block at %p was made by %s\n",
+              caller, n, p, made_by[origin]);
 }
 
 /* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged; a
@@ -378,7 +408,7 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     size_t d = shape.room;
     block->link = block->mark = 0; /* no encoded link shown to the program */
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
-    *(uintptr_t *)(b + d - 8) = size_word(b, n, 0);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n, (uintptr_t)_fa_secure_origin << FA_WORD_ORIGIN_SHIFT);
     return block;
 }
 
@@ -389,8 +419,9 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
     if (n > d - FA_TRAILER)
         return false;
     uintptr_t b = (uintptr_t)p;
+    uintptr_t origin = origin_of(word_decoded(b, d)); /* checked by the caller */
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
-    *(uintptr_t *)(b + d - 8) = size_word(b, n, 0);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n, origin << FA_WORD_ORIGIN_SHIFT);
     return true;
 }
 
@@ -539,6 +570,9 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     size_t n = recorded_size(caller, b, shape.room);
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, b));
+    uintptr_t origin = origin_of(word_decoded(b, shape.room));
+    if (origin != release_origin(caller))
+        report_mismatch(caller, p, n, origin);
     fa_heap_t *heap = _fa_heap_tls;
     /* An underflow crosses the size word of the block before first; only the page's owner
      * reads it (only the owner hands blocks out, so no other thread writes a live block's
