@@ -277,14 +277,13 @@ void _fa_secure_refree_fault(uintptr_t block, size_t size)
         _fa_double_free(reading.caller, (void *)block, size);
 }
 
-/* The form of allocation whose release `caller` is (operator delete, delete[], or the C
- * functions). */
+/* The form of allocation whose release `caller` is: "operator delete" or "operator
+ * delete[]", or a C function (free, realloc, ...: none of them starts with an 'o'). */
 static uintptr_t release_origin(const char *caller)
 {
-    static const char delete_name[] = "operator delete";
-    if (strncmp(caller, delete_name, sizeof delete_name - 1) != 0)
+    if (caller[0] != 'o')
         return FA_ORIGIN_MALLOC;
-    return caller[sizeof delete_name - 1] == '[' ? FA_ORIGIN_NEW_ARRAY : FA_ORIGIN_NEW;
+    return caller[sizeof "operator delete" - 1] == '[' ? FA_ORIGIN_NEW_ARRAY : FA_ORIGIN_NEW;
 }
 
 FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t n,
@@ -295,9 +294,9 @@ FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t 
               caller, n, p, made_by[origin]);
 }
 
-/* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged; a
- * freed one is reported as freed again by `caller`. */
-static size_t recorded_size(const char *caller, uintptr_t block, size_t room)
+/* A live block's decoded size word (its request and state), or SIZE_MAX if its trailer (size
+ * word, canary) is damaged; a freed one is reported as freed again by `caller`. */
+static uintptr_t recorded_word(const char *caller, uintptr_t block, size_t room)
 {
     reading.block = block;
     reading.caller = caller;
@@ -309,14 +308,15 @@ static size_t recorded_size(const char *caller, uintptr_t block, size_t room)
     if (w & FA_WORD_FREED)
         _fa_double_free(caller, (void *)block, n);
     size_t end = canary_end(n, room);
-    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? n : SIZE_MAX;
+    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? w : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
 {
     if (_fa_block_is_free(page, p))
         _fa_double_free(caller, p, claimed_size(page, (uintptr_t)p));
-    size_t n = recorded_size(caller, (uintptr_t)p, shape_of(page).room);
+    uintptr_t w = recorded_word(caller, (uintptr_t)p, shape_of(page).room);
+    size_t n = w == SIZE_MAX ? w : w >> FA_WORD_STATE_BITS;
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
     return n;
@@ -567,12 +567,12 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     uintptr_t b = (uintptr_t)p;
     size_t d = page->block_size;
     struct shape shape = shape_of(page);
-    size_t n = recorded_size(caller, b, shape.room);
-    if (n == SIZE_MAX)
+    uintptr_t w = recorded_word(caller, b, shape.room);
+    if (w == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, b));
-    uintptr_t origin = origin_of(word_decoded(b, shape.room));
-    if (origin != release_origin(caller))
-        report_mismatch(caller, p, n, origin);
+    size_t n = w >> FA_WORD_STATE_BITS;
+    if (origin_of(w) != release_origin(caller))
+        report_mismatch(caller, p, n, origin_of(w));
     fa_heap_t *heap = _fa_heap_tls;
     /* An underflow crosses the size word of the block before first; only the page's owner
      * reads it (only the owner hands blocks out, so no other thread writes a live block's
