@@ -115,8 +115,7 @@ __attribute__((constructor)) static void find_cxx_nothrow_forms(void)
 #endif
 
 /* The slow path of every form: call the new-handler until it gives up, then fail. */
-__attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int nothrow,
-                                                uint8_t op)
+__attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int nothrow, uint8_t op)
 {
     (void)op;
     for (;;) {

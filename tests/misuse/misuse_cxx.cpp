@@ -157,9 +157,11 @@ template <size_t N> static int run(const char *name)
 }
 
 static const char *const cases[] = {
-    "cxx-double-delete",    "cxx-double-delete-array", "cxx-delete-new-array",
-    "cxx-delete-array-new", "cxx-sized-delete-wrong",  "cxx-delete-interior",
-    "cxx-delete-array-new-plain", "cxx-free-new", "cxx-delete-malloc", "cxx-delete-wrong-type",
+    "cxx-double-delete",          "cxx-double-delete-array",
+    "cxx-delete-new-array",       "cxx-delete-array-new",
+    "cxx-sized-delete-wrong",     "cxx-delete-interior",
+    "cxx-delete-array-new-plain", "cxx-free-new",
+    "cxx-delete-malloc",          "cxx-delete-wrong-type",
 };
 
 int main(int argc, char **argv)

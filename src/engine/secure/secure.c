@@ -8,10 +8,11 @@
  *   | program's n bytes ...            | canary (64 bytes at most) | (not checked) | size word |
  *   0                                  n                                           d-8         d
  *
- * - the size word is n encoded with the secret and the block's address; the canary follows the
- *   request. free checks both (an overflow), and the size word of the block before (an
- *   underflow crosses it first), when the freeing thread owns the page: only the owner writes
- *   size words (a big block has a guard page before it instead);
+ * - the size word is n (and the form that made the block: malloc, new, new[]) encoded with the
+ *   secret and the block's address; the canary follows the request. free checks both (an
+ *   overflow), the form against its own, and the size word of the block before (an underflow
+ *   crosses it first), when the freeing thread owns the page: only the owner hands blocks out
+ *   (a big block has a guard page before it instead);
  * - a freed block's size word says it is freed (FA_WORD_FREED, which is how a second free of
  *   it is seen); its first FA_FILL_SPAN bytes, or all up to the size word if the block is
  *   smaller, are zeroed (the whole block with FITALLOC_SECURE_ZERO), and it waits in its
@@ -228,8 +229,8 @@ static uintptr_t word_decoded(uintptr_t block, size_t room)
 {
     /* Atomic: the thread that frees a block writes its word while the page's owner may be
      * reading it, in the underflow check of the block after it (either value is valid). */
-    uintptr_t w = fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^
-                  _fa_list_secret ^ block;
+    uintptr_t w =
+        fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ _fa_list_secret ^ block;
     return w >> FA_WORD_STATE_BITS <= room - FA_TRAILER && origin_of(w) <= FA_ORIGIN_NEW_ARRAY
                ? w
                : SIZE_MAX;
@@ -286,8 +287,7 @@ static uintptr_t release_origin(const char *caller)
     return caller[sizeof "operator delete" - 1] == '[' ? FA_ORIGIN_NEW_ARRAY : FA_ORIGIN_NEW;
 }
 
-FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t n,
-                                      uintptr_t origin)
+FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t n, uintptr_t origin)
 {
     static const char *const made_by[] = {"malloc", "operator new", "operator new[]"};
     _fa_fatal("fitalloc: %s(): alloc-dealloc mismatch: the %zu-byte block at %p was made by %s\n",
@@ -408,7 +408,8 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     size_t d = shape.room;
     block->link = block->mark = 0; /* no encoded link shown to the program */
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
-    *(uintptr_t *)(b + d - 8) = size_word(b, n, (uintptr_t)_fa_secure_origin << FA_WORD_ORIGIN_SHIFT);
+    *(uintptr_t *)(b + d - 8) =
+        size_word(b, n, (uintptr_t)_fa_secure_origin << FA_WORD_ORIGIN_SHIFT);
     return block;
 }
 
