@@ -158,12 +158,14 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
 
 static void release_page(fa_heap_t *heap, fa_page_t *page)
 {
+    /* A migrant's segment may be another heap's, or abandoned: back there, it would serve only
+     * that segment's owner. The pool's emptied list serves whichever heap needs a page next. */
+    if (page->migrant) {
+        _fa_page_pool_put_empty(page);
+        return;
+    }
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     _fa_segment_release_page(page);
-    /* A migrant's segment may be another heap's, or abandoned: it stays where it is, even
-     * empty (its owner takes its free pages, the purger hands their memory back). */
-    if (page->migrant)
-        return;
     if (fa_atomic_load_relaxed(&seg->used_pages) == 0) {
         fa_segment_list_remove(&heap->segments[seg->kind], seg);
         _fa_segment_release(seg);
