@@ -145,7 +145,7 @@ static inline uint16_t fa_page_return_blocks(const fa_page_t *page)
 
 /* page_pool.c: whole pages that left their heap with live blocks, for any heap to take */
 extern bool _fa_pages_migrated; /* some page went to the pool since the process started */
-extern uint64_t _fa_page_pool_takes;
+extern uint64_t _fa_page_pool_takes, _fa_page_pool_puts;
 /* The heap holding page gives it up: off its queues, thread word 0, `free` given up. */
 void _fa_page_pool_put(fa_page_t *page);
 /* The heap holding a migrant whose last block came back gives it up, empty. */

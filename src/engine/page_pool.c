@@ -37,6 +37,7 @@ static fa_page_t *emptied;
 static size_t emptied_count; /* read without the lock to skip an empty list */
 bool _fa_pages_migrated;
 uint64_t _fa_page_pool_takes; /* pages taken from the pool (the tests check it moves) */
+uint64_t _fa_page_pool_puts;  /* pages given to the pool with live blocks (likewise) */
 
 /* Pages a taker looks at before it gives up and opens a page of its own. */
 #define FA_POOL_SCAN 8
@@ -104,6 +105,7 @@ void _fa_page_pool_put(fa_page_t *page)
     fa_mutex_lock(&_fa_global_lock);
     pool_append_locked(page);
     fa_mutex_unlock(&_fa_global_lock);
+    fa_atomic_add_relaxed(&_fa_page_pool_puts, 1);
     note_migrated();
 }
 

@@ -364,12 +364,14 @@ typedef struct fa_heap_s {
      * next look is due (ms), and the slow-path calls counted towards the next clock reading. */
     fa_page_t *idle_head[FA_BINS];
     uint64_t idle_placed[FA_BINS];
+    fa_block_t *idle_free[FA_BINS]; /* the head's `free` then: a class nothing was taken from */
     uint64_t next_idle_check;
     /* Pages whose sparse trigger fired, oldest first from sparse_first (a ring); the number
      * of candidacies so far names each. */
     fa_sparse_candidate_t sparse[FA_SPARSE_CANDIDATES];
     uint32_t sparse_first, sparse_count, sparse_seen;
-    uint32_t idle_ticks;
+    uint32_t idle_ticks;      /* slow-path calls (heap.c: maybe_release_idle_heads) */
+    uint32_t idle_ticks_seen; /* idle_ticks at the last look for idle heads */
     uint64_t parked_at; /* ms: when its thread ended (on the parked list) */
     /* The large block this heap's thread freed last, kept mapped for its next large malloc
      * (large.c); atomic: the purger takes it once it has waited the purge delay. */
