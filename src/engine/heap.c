@@ -262,12 +262,11 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
 
 /* With FITALLOC_PAGE_POOL=1, a small class the heap has not allocated in since its last look
  * for idle heads (the same head, nothing placed on or taken from its free list), while it
- * allocated in others (FA_IDLE_CLASS_TICKS), gives its pages
- * with live blocks to the pool: a thread that allocates in the class takes them, and the
- * blocks freed there serve it, instead of waiting, half used, for this thread to come back to
- * the class. Here, on the heap's own slow path, like every page given to the pool. A page with
- * a notice of ours pending stays (a notice in our list would keep the flag set for a new
- * owner). */
+ * allocated in others (FA_IDLE_CLASS_TICKS), gives its pages with live blocks to the pool: a
+ * thread that allocates in the class takes them, and the blocks freed there serve it, instead
+ * of waiting, half used, for this thread to come back to the class. Only here, on the heap's
+ * own slow path, as every page given to the pool. A page with a notice of ours pending stays
+ * (the notice, in our list, would keep its flag set for a new owner). */
 static void hand_over_idle_class(fa_heap_t *heap, size_t bin)
 {
     if (!fa_option(page_pool) || bin >= FA_SMALL_BINS)

@@ -207,7 +207,7 @@ typedef struct fa_page_s {
     /* While DIRTY: when the purger may hand it back (ms); while emptied in the page pool: when
      * the pool's sweep gives it back to its segment. */
     uint64_t purge_at;
-    uint8_t notified;              /* already on the owner's notify list */
+    uint8_t notified; /* already on the owner's notify list */
     uint8_t pad3a;
     /* While on a page pool's class list: the blocks its `used` counted when the pool last
      * looked (under the lock), else 0. A remote free that takes the xfree count up to it may
@@ -372,7 +372,7 @@ typedef struct fa_heap_s {
     uint32_t sparse_first, sparse_count, sparse_seen;
     uint32_t idle_ticks;      /* slow-path calls (heap.c: maybe_release_idle_heads) */
     uint32_t idle_ticks_seen; /* idle_ticks at the last look for idle heads */
-    uint64_t parked_at; /* ms: when its thread ended (on the parked list) */
+    uint64_t parked_at;       /* ms: when its thread ended (on the parked list) */
     /* The large block this heap's thread freed last, kept mapped for its next large malloc
      * (large.c); atomic: the purger takes it once it has waited the purge delay. */
     struct fa_segment_s *large_hot;

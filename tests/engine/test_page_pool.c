@@ -197,13 +197,13 @@ static void run(const char *how)
  * live blocks in them, to the pool, while it keeps allocating in another class (so its slow
  * path runs), and a thread that allocates in the class takes them. Meanwhile a third thread
  * keeps freeing the idle owner's blocks remotely, into pages that change owner under it. */
-#define IDLE_SIZE 208 /* a class of its own (193-208 bytes) */
+#define IDLE_SIZE 208  /* a class of its own (193-208 bytes) */
 #define IDLE_HELD 1600 /* five 64 KiB pages of 208-byte blocks (315 each) */
 #define IDLE_PAGES 16
 static blk held[IDLE_HELD];
 static uintptr_t owner_pages[IDLE_PAGES]; /* the idle owner's pages (64 KiB-aligned) */
 static int owner_page_count;
-static atomic_int phase; /* 1: owner idle in the class; 2: taker allocating; 3: all done */
+static atomic_int phase;         /* 1: owner idle in the class; 2: taker allocating; 3: all done */
 static atomic_uint owner_rounds; /* the idle owner's rounds in another class */
 
 static bool in_owner_page(uintptr_t p)
@@ -325,8 +325,8 @@ static void run_idle_owner(void)
     size_t live = 0;
     CHECK_GE(fa_heap_visit(count_class_live, &live), 0);
     CHECK_EQ(live, 0);
-    printf("page_pool idle owner: ok, %d of %d blocks taken in the idle owner's pages\n",
-           in_theirs, IDLE_HELD);
+    printf("page_pool idle owner: ok, %d of %d blocks taken in the idle owner's pages\n", in_theirs,
+           IDLE_HELD);
 }
 
 int main(int argc, char **argv)
