@@ -19,17 +19,6 @@
 #include "trace/record.h"
 #include "platform/atomic.h"
 
-/* The allocation entry points. In a build for debugging tools (FA_TOOLS) they are renamed and
- * override/tools.c exports wrappers that tell the tool about each block under the public
- * names. */
-#ifdef FA_TOOLS
-#define FA_ENTRY(name) _fa_untracked_##name
-#define FA_ENTRY_API
-#else
-#define FA_ENTRY(name) name
-#define FA_ENTRY_API FA_API
-#endif
-
 /* The owner word a heap gives its page, and the heap an owner word names. */
 static inline uintptr_t fa_owner_word(const struct fa_heap_s *heap, const fa_page_t *page)
 {
@@ -204,14 +193,24 @@ void _fa_large_unwatch(fa_segment_t *seg);
 void _fa_large_populate(fa_segment_t *seg, size_t fresh, size_t end);
 void _fa_large_watched_freed(fa_segment_t *seg);
 
-/* alloc.c */
+/* alloc.c and alloc_aligned.c: the C semantics of the entry points (override/entry.c), which
+ * record each call while tracing; these record nothing. */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
+void *_fa_calloc(size_t count, size_t size);
+void *_fa_realloc(void *p, size_t n);
+void *_fa_aligned_alloc(size_t alignment, size_t n);
+int _fa_posix_memalign(void **out, size_t alignment, size_t n);
+void *_fa_memalign(size_t alignment, size_t n);
+void *_fa_pvalloc(size_t n);
 /* malloc_usable_size past the inline usual case (fastpath.h): large, secure, foreign pointers,
  * the other mode. */
 size_t _fa_usable_size_generic(const void *p);
 
-/* alloc_aligned.c */
+/* n bytes aligned to `alignment`, a power of two (valloc's page alignment, too). */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
+/* The core's own mode (common/mode.h), and its aligned allocation (alignment above 16). */
+extern const struct fa_mode_ops _fa_core_mode;
+void *_fa_core_aligned(size_t alignment, size_t n);
 
 /* free.c: `caller` names the function the program called, for reports */
 void _fa_free_slow(void *p, const char *caller, size_t size);
@@ -236,9 +235,9 @@ extern bool _fa_secure;
 #endif
 /* A page's or segment's `secure` mark (set only by secure mode). */
 #define fa_secure_marked(x) (FA_SECURE_BUILT && (x)->secure)
-/* After the options are read: whether secure mode is on. The default library's (secure_absent.c)
- * says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
-bool _fa_secure_init(void);
+/* After the options are read: secure mode's table if it is on, else NULL. The default library's
+ * (secure_absent.c) says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
+const struct fa_mode_ops *_fa_secure_init(void);
 void *_fa_secure_alloc(size_t n, size_t alignment);
 void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
@@ -271,7 +270,9 @@ void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
 /* secure_zero.c: malloc(0) in secure mode */
 void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
 bool _fa_secure_zero_owns(const void *p);
-void _fa_secure_zero_free(const void *p, const char *caller, size_t size);
+void _fa_secure_zero_free(void *p, const char *caller, size_t size);
+void *_fa_secure_zero_realloc(void *p, size_t n);
+size_t _fa_secure_zero_usable(const void *p);  /* 0 */
 void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the region */
 
 /* The size asked for the block at `block` of a secure page, as its size word says (the block's
