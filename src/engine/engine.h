@@ -85,6 +85,9 @@ void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
 fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want);
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin); /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);
+/* What releasing a page does but for handing it to its segment: counters folded, lists and
+ * owner cleared, no block of it valid (the page pool keeps such pages: page_pool.c). */
+void _fa_segment_empty_page(fa_page_t *page);
 /* In a fork child, where the other threads are gone and a new thread may get one of their
  * thread pointers: clear the thread word of every page but the calling thread's. */
 void _fa_segments_fork_child(void);
@@ -131,14 +134,19 @@ static inline uint16_t fa_page_return_blocks(const fa_page_t *page)
 
 /* page_pool.c: whole pages that left their heap with live blocks, for any heap to take */
 extern bool _fa_pages_migrated; /* some page went to the pool since the process started */
-extern uint64_t _fa_page_pool_takes;
+extern uint64_t _fa_page_pool_takes, _fa_page_pool_puts;
 /* The heap holding page gives it up: off its queues, thread word 0, `free` given up. */
 void _fa_page_pool_put(fa_page_t *page);
-/* A pooled page of class bin with blocks to hand out, made heap's (not queued yet); NULL if
- * none. */
+/* The heap holding a migrant whose last block came back gives it up, empty. */
+void _fa_page_pool_put_empty(fa_page_t *page);
+/* A pooled page of class bin with blocks to hand out, else an emptied pooled page set up for
+ * bin, made heap's (not queued yet); NULL if none. */
 fa_page_t *_fa_page_pool_take(fa_heap_t *heap, size_t bin);
-/* The purger: collect the pooled pages' remote frees, release those emptied. */
-void _fa_page_pool_sweep(uint64_t now, long *next);
+/* A remote free pushed a block onto a page with no owner; `xfree` is the word it pushed. */
+void _fa_page_pool_freed(fa_page_t *page, uintptr_t xfree);
+/* The purger: collect the pooled pages' remote frees, release those emptied a purge delay ago
+ * (all of them with `force`). */
+void _fa_page_pool_sweep(uint64_t now, bool force, long *next);
 
 /* heap.c */
 extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));

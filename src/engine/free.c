@@ -26,14 +26,18 @@ bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block)
 static void push_remote(fa_page_t *page, fa_block_t *block)
 {
     block->mark = fa_page_mark(page);
-    uintptr_t head = fa_atomic_load_relaxed(&page->xfree);
-    do
+    uintptr_t head = fa_atomic_load_relaxed(&page->xfree), pushed;
+    do {
         block->link = fa_link_encode(fa_xfree_head(head));
-    while (!fa_atomic_cas_weak_seq_cst(&page->xfree, &head, fa_xfree_push(head, block)));
+        pushed = fa_xfree_push(head, block);
+    } while (!fa_atomic_cas_weak_seq_cst(&page->xfree, &head, pushed));
     /* Sequentially consistent with the owner's move_to_full (heap.c): either it sees our
      * block, or we see the full mark and tell it. */
-    if (fa_atomic_load_seq_cst(&page->owner) & FA_OWNER_FULL)
+    uintptr_t owner = fa_atomic_load_seq_cst(&page->owner);
+    if (owner & FA_OWNER_FULL)
         _fa_heap_notify(page);
+    else if (fa_unlikely(owner == 0))
+        _fa_page_pool_freed(page, pushed); /* a pooled page's last block frees its memory */
 }
 
 /* A free from a thread that does not own the page. */

@@ -158,12 +158,14 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
 
 static void release_page(fa_heap_t *heap, fa_page_t *page)
 {
+    /* A migrant's segment may be another heap's, or abandoned: back there, it would serve only
+     * that segment's owner. The pool's emptied list serves whichever heap needs a page next. */
+    if (page->migrant) {
+        _fa_page_pool_put_empty(page);
+        return;
+    }
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     _fa_segment_release_page(page);
-    /* A migrant's segment may be another heap's, or abandoned: it stays where it is, even
-     * empty (its owner takes its free pages, the purger hands their memory back). */
-    if (page->migrant)
-        return;
     if (fa_atomic_load_relaxed(&seg->used_pages) == 0) {
         fa_segment_list_remove(&heap->segments[seg->kind], seg);
         _fa_segment_release(seg);
@@ -253,6 +255,38 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
     queue_head_changed(heap, page->bin);
 }
 
+/* Slow-path calls between two looks for idle heads before a class unused between them counts
+ * as idle: the clock alone would call every class of a thread idle that merely did not run
+ * (more threads than cores), and it would give all its pages away when it ran again. */
+#define FA_IDLE_CLASS_TICKS 1024
+
+/* With FITALLOC_PAGE_POOL=1, a small class the heap has not allocated in since its last look
+ * for idle heads (the same head, nothing placed on or taken from its free list), while it
+ * allocated in others (FA_IDLE_CLASS_TICKS), gives its pages with live blocks to the pool: a
+ * thread that allocates in the class takes them, and the blocks freed there serve it, instead
+ * of waiting, half used, for this thread to come back to the class. Only here, on the heap's
+ * own slow path, as every page given to the pool. A page with a notice of ours pending stays
+ * (the notice, in our list, would keep its flag set for a new owner). */
+static void hand_over_idle_class(fa_heap_t *heap, size_t bin)
+{
+    if (!fa_option(page_pool) || bin >= FA_SMALL_BINS)
+        return;
+    fa_page_queue_t *q = &heap->queues[bin];
+    for (fa_page_t *page = q->head, *next; page; page = next) {
+        next = page->next;
+        if (page->slow || fa_atomic_load_acquire(&page->notified))
+            continue;
+        queue_remove(q, page);
+        _fa_page_give_up_free(page);
+        _fa_page_collect(page);
+        if (page->used == 0)
+            release_page(heap, page);
+        else
+            _fa_page_pool_put(page);
+    }
+    queue_head_changed(heap, bin);
+}
+
 /* A queue's head is pinned, so that a malloc/free loop never gives its page away; but then the
  * head of a class the program has stopped using keeps its memory for good (a vector grown once
  * through the medium and big classes leaves an empty head in each). A head found empty at two
@@ -261,12 +295,14 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
  * (fa_collect), every empty head goes now. */
 void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
 {
+    bool busy = !all && heap->idle_ticks - heap->idle_ticks_seen >= FA_IDLE_CLASS_TICKS;
+    heap->idle_ticks_seen = heap->idle_ticks;
     for (size_t bin = 0; bin < FA_BINS; bin++) {
         fa_page_queue_t *q = &heap->queues[bin];
         fa_page_t *page = q->head;
-        bool idle =
-            page &&
-            (all || (page == heap->idle_head[bin] && page->placed == heap->idle_placed[bin]));
+        bool same = page && page == heap->idle_head[bin] && page->placed == heap->idle_placed[bin];
+        bool unused = same && page->free == heap->idle_free[bin];
+        bool idle = page && (all || same);
         if (idle) {
             /* With every freed block on `local`, used - pinned counts the live blocks only (a
              * page kept, being unused, loses nothing: its next malloc takes `local`). */
@@ -281,8 +317,13 @@ void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
             queue_head_changed(heap, bin);
             page = q->head;
         }
+        if (unused && busy) {
+            hand_over_idle_class(heap, bin);
+            page = q->head;
+        }
         heap->idle_head[bin] = page;
         heap->idle_placed[bin] = page ? page->placed : 0;
+        heap->idle_free[bin] = page ? page->free : NULL;
     }
 }
 

@@ -46,7 +46,6 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->sparse_at = 0;
     page->full_offset = 0;
     page->mesh_returns = 0;
-    page->migrant = 0;
     page->sparse_seen = 0;
     page->xcollected = 0;
     page->next = page->prev = NULL;

@@ -37,7 +37,7 @@ static long purge_run(bool force)
     uint64_t now = _fa_os_now_ms();
     _fa_heaps_unpark_expired(now, force, &next);
     /* Before the segments: a pooled page it releases may empty an abandoned segment. */
-    _fa_page_pool_sweep(now, &next);
+    _fa_page_pool_sweep(now, force, &next);
     _fa_segments_purge(now, force, &next);
     _fa_large_purge(now, force, &next);
     _fa_spare_purge(now, force, &next);

@@ -224,6 +224,7 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
         if (want == FA_PAGE_CLEAN)
             _fa_stats_commit((int64_t)page_bytes(seg, page));
         page->fresh = want == FA_PAGE_CLEAN;
+        page->migrant = 0; /* a page of its segment's owner (page_pool.c) */
         /* Atomic: the mesher gives back detached pages of segments others own. */
         fa_atomic_add_relaxed(&seg->used_pages, 1);
         return page;
@@ -273,10 +274,9 @@ void _fa_segments_fork_child(void)
     }
 }
 
-void _fa_segment_release_page(fa_page_t *page)
+void _fa_segment_empty_page(fa_page_t *page)
 {
     FA_ASSERT(page->used == 0); /* no live block, and not pinned as a queue's head */
-    fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
     fa_atomic_add_relaxed(&_fa_counters.bin_frees[page->bin], fa_page_frees(page));
     fa_atomic_add_relaxed(&_fa_counters.collected[page->bin], page->xcollected);
     page->xcollected = 0;
@@ -285,8 +285,15 @@ void _fa_segment_release_page(fa_page_t *page)
     fa_atomic_store_relaxed(&page->limit, 0); /* no block of it may be freed now */
     page->placed = 0;
     page->listed = 0;
+    page->fresh = 0; /* its memory holds old blocks now */
     fa_atomic_store_relaxed(&page->thread, 0);
     fa_atomic_store_relaxed(&page->owner, 0);
+}
+
+void _fa_segment_release_page(fa_page_t *page)
+{
+    fa_segment_t *seg = (fa_segment_t *)((uintptr_t)page & ~FA_SEG_MASK);
+    _fa_segment_empty_page(page);
     fa_atomic_store_relaxed(&page->purge_at, _fa_os_now_ms() + (uint64_t)fa_option(purge_delay));
     /* Release: the fields above are written before the purger may see the page as DIRTY. */
     fa_atomic_store_release(&page->state, FA_PAGE_DIRTY);

@@ -157,12 +157,14 @@ typedef struct fa_page_s {
     /* Taken CLEAN: its memory past `capacity` reads as zero until a block is provisioned there,
      * which _fa_page_extend checks (a write running past the last block handed out). */
     uint8_t fresh;
-    /* Set when the page went to the page pool (page_pool.c): from then until it is released, the
-     * heap holding it may not own its segment, so the segment's adopter and the purger's pass
-     * over abandoned segments leave it alone. Written only by the heap holding the page when
-     * it pools it and by _fa_page_init, so others may read it while that heap works. */
+    /* Set when the page went to the page pool (page_pool.c): from then until it goes back to
+     * its segment, the heap holding it may not own that segment, so the segment's adopter and
+     * the purger's pass over abandoned segments leave it alone. Written only by the heap
+     * holding the page when it pools it, and when a segment's owner takes the page free. */
     uint8_t migrant;
-    uint8_t pad0[10];
+    /* On one of the page pool's lists (page_pool.c); read and written under _fa_global_lock. */
+    uint8_t pooled;
+    uint8_t pad0[9];
     /* line 1: the owner's */
     /* Two free lists, so that only free updates a counter: when malloc counted too, in the
      * same word, each malloc waited for the previous free's store to it, and the other way
@@ -202,9 +204,16 @@ typedef struct fa_page_s {
      * owner takes the whole stack and its count in one exchange, without walking it. */
     uintptr_t xfree;
     struct fa_page_s *notify_next; /* link in the owner's list of full pages with remote frees */
-    uint64_t purge_at;             /* while DIRTY: when the purger may hand it back (ms) */
-    uint8_t notified;              /* already on the owner's notify list */
-    uint8_t pad3[39];
+    /* While DIRTY: when the purger may hand it back (ms); while emptied in the page pool: when
+     * the pool's sweep gives it back to its segment. */
+    uint64_t purge_at;
+    uint8_t notified; /* already on the owner's notify list */
+    uint8_t pad3a;
+    /* While on a page pool's class list: the blocks its `used` counted when the pool last
+     * looked (under the lock), else 0. A remote free that takes the xfree count up to it may
+     * have emptied the page (page_pool.c: _fa_page_pool_freed). */
+    uint16_t pool_live;
+    uint8_t pad3[36];
     /* line 3: a page given to the mesher (detached): its record (mesh.h), else NULL */
     struct fa_mesh_page_s *mesh;
     uint8_t pad4[56]; /* so that a descriptor's index is a shift (256 bytes) */
@@ -355,13 +364,15 @@ typedef struct fa_heap_s {
      * next look is due (ms), and the slow-path calls counted towards the next clock reading. */
     fa_page_t *idle_head[FA_BINS];
     uint64_t idle_placed[FA_BINS];
+    fa_block_t *idle_free[FA_BINS]; /* the head's `free` then: a class nothing was taken from */
     uint64_t next_idle_check;
     /* Pages whose sparse trigger fired, oldest first from sparse_first (a ring); the number
      * of candidacies so far names each. */
     fa_sparse_candidate_t sparse[FA_SPARSE_CANDIDATES];
     uint32_t sparse_first, sparse_count, sparse_seen;
-    uint32_t idle_ticks;
-    uint64_t parked_at; /* ms: when its thread ended (on the parked list) */
+    uint32_t idle_ticks;      /* slow-path calls (heap.c: maybe_release_idle_heads) */
+    uint32_t idle_ticks_seen; /* idle_ticks at the last look for idle heads */
+    uint64_t parked_at;       /* ms: when its thread ended (on the parked list) */
     /* The large block this heap's thread freed last, kept mapped for its next large malloc
      * (large.c); atomic: the purger takes it once it has waited the purge delay. */
     struct fa_segment_s *large_hot;

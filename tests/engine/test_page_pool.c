@@ -9,10 +9,14 @@
  * threads' heaps are collected no page holds a block of the class (none lost on a remote list
  * nobody collects), and the heap checker passes on every thread as pages come and go. Run
  * with the pool off (FITALLOC_PAGE_POOL, the default: no page changes hands), then again with
- * it on (pages must have changed hands), and on with meshing. */
+ * it on (pages must have changed hands), on with meshing, and on for an idle owner (below). */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "blk.h"
 #include "check.h"
@@ -20,7 +24,7 @@
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
 
-extern uint64_t _fa_page_pool_takes;
+extern uint64_t _fa_page_pool_takes, _fa_page_pool_puts;
 typedef struct fa_heap_s fa_heap_t;
 void _fa_heap_check(const fa_heap_t *heap);
 extern __thread fa_heap_t *_fa_heap_tls;
@@ -154,6 +158,9 @@ static void count_class(const struct fa_heap_area *area, void *arg)
 
 static void run(const char *how)
 {
+    /* A heap of its own first: a thread whose first call frees a parked heap's block takes
+     * that heap, and remote frees into its pages would then wait for a slow path of ours. */
+    fa_free(fa_malloc(1));
     bool pool = fa_option_get("page_pool") == 1;
     rounds = (unsigned)fa_test_ops(FA_TEST_SANITIZED ? 400 : 600);
     pthread_t th[THREADS];
@@ -186,8 +193,148 @@ static void run(const char *how)
            rounds, THREADS, (unsigned long long)takes);
 }
 
+/* The idle owner's half: a thread that stops allocating in a class hands that class's pages,
+ * live blocks in them, to the pool, while it keeps allocating in another class (so its slow
+ * path runs), and a thread that allocates in the class takes them. Meanwhile a third thread
+ * keeps freeing the idle owner's blocks remotely, into pages that change owner under it. */
+#define IDLE_SIZE 208  /* a class of its own (193-208 bytes) */
+#define IDLE_HELD 1600 /* five 64 KiB pages of 208-byte blocks (315 each) */
+#define IDLE_PAGES 16
+static blk held[IDLE_HELD];
+static uintptr_t owner_pages[IDLE_PAGES]; /* the idle owner's pages (64 KiB-aligned) */
+static int owner_page_count;
+static atomic_int phase;         /* 1: owner idle in the class; 2: taker allocating; 3: all done */
+static atomic_uint owner_rounds; /* the idle owner's rounds in another class */
+
+static bool in_owner_page(uintptr_t p)
+{
+    for (int i = 0; i < owner_page_count; i++)
+        if (owner_pages[i] == (p & ~(uintptr_t)0xffff))
+            return true;
+    return false;
+}
+
+static void *idle_owner(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < IDLE_HELD; i++) {
+        held[i].p = fa_malloc(IDLE_SIZE);
+        blk_fill(&held[i], IDLE_SIZE);
+        table_add((uintptr_t)held[i].p);
+        if (!in_owner_page((uintptr_t)held[i].p)) {
+            CHECK_LT(owner_page_count, IDLE_PAGES);
+            owner_pages[owner_page_count++] = (uintptr_t)held[i].p & ~(uintptr_t)0xffff;
+        }
+    }
+    /* A quarter freed here: the pages go with free blocks on their local lists. */
+    for (int i = 0; i < IDLE_HELD; i += 4) {
+        table_remove((uintptr_t)held[i].p);
+        blk_del(&held[i]);
+    }
+    atomic_store(&phase, 1);
+    /* Busy in another class only: batches of 1000-byte blocks reach the slow path often. */
+    static __thread void *churn[256];
+    for (unsigned round = 0; atomic_load(&phase) < 3; round = atomic_fetch_add(&owner_rounds, 1)) {
+        for (int i = 0; i < 256; i++)
+            CHECK((churn[i] = fa_malloc(1000)) != NULL);
+        for (int i = 0; i < 256; i++)
+            fa_free(churn[i]);
+        if (round % 64 == 0)
+            _fa_heap_check(_fa_heap_tls);
+    }
+    return NULL;
+}
+
+/* Frees the idle owner's blocks: half while their pages are still its own, the rest while
+ * the taker takes them over. */
+static void *remote_freer(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&phase) < 1)
+        sched_yield();
+    for (int i = 1; i < IDLE_HELD; i++) {
+        if (i == IDLE_HELD / 2)
+            while (atomic_load(&phase) < 2)
+                sched_yield();
+        if (!held[i].p)
+            continue;
+        table_remove((uintptr_t)held[i].p);
+        blk_del(&held[i]);
+        if (i % 16 == 0)
+            sched_yield();
+    }
+    return NULL;
+}
+
+static void count_class_live(const struct fa_heap_area *area, void *arg)
+{
+    if (area->kind == FA_AREA_PAGE && area->block_size == IDLE_SIZE)
+        *(size_t *)arg += area->used;
+}
+
+static int in_theirs; /* the taker's blocks that lay in the idle owner's pages */
+
+/* Takes the idle owner's pages, block by block beside the remote frees. */
+static void *taker(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&phase) < 1)
+        sched_yield();
+    /* The owner's pages of the class reach the pool once it has not allocated there between
+     * two looks for idle heads (this run's purge delay is 5 ms apart), at the first of its
+     * slow paths after that. Each round of the owner's takes the slow path many times (pages
+     * emptied and taken again): thousands of rounds take far longer than a few delays. */
+    for (;;) {
+        unsigned rounds_before = atomic_load(&owner_rounds);
+        if (__atomic_load_n(&_fa_page_pool_puts, __ATOMIC_RELAXED) > 0)
+            break;
+        CHECK_MSG(rounds_before < 5000, "the idle owner kept its pages");
+        usleep(1000);
+    }
+    atomic_store(&phase, 2);
+    static blk mine[IDLE_HELD];
+    for (int i = 0; i < IDLE_HELD; i++) {
+        mine[i].p = fa_malloc(IDLE_SIZE);
+        blk_fill(&mine[i], IDLE_SIZE);
+        table_add((uintptr_t)mine[i].p);
+        in_theirs += in_owner_page((uintptr_t)mine[i].p);
+    }
+    _fa_heap_check(_fa_heap_tls);
+    for (int i = 0; i < IDLE_HELD; i++) {
+        table_remove((uintptr_t)mine[i].p);
+        blk_del(&mine[i]);
+    }
+    atomic_store(&phase, 3);
+    return NULL;
+}
+
+/* Every thread ends (its heap parked, given up at fa_collect), so that the last remote frees
+ * are collected and a page still holding a block means one was lost. */
+static void run_idle_owner(void)
+{
+    pthread_t th[3];
+    void *(*fn[3])(void *) = {idle_owner, remote_freer, taker};
+    for (int t = 0; t < 3; t++)
+        CHECK_EQ(pthread_create(&th[t], NULL, fn[t], NULL), 0);
+    for (int t = 0; t < 3; t++)
+        CHECK_EQ(pthread_join(th[t], NULL), 0);
+    CHECK_MSG(in_theirs > 0, "no block came from the idle owner's pages");
+    for (size_t i = 0; i < TABLE_SLOTS; i++)
+        CHECK_MSG(table[i] == 0, "block %#lx never freed", (unsigned long)table[i]);
+    fa_collect();
+    size_t live = 0;
+    CHECK_GE(fa_heap_visit(count_class_live, &live), 0);
+    CHECK_EQ(live, 0);
+    printf("page_pool idle owner: ok, %d of %d blocks taken in the idle owner's pages\n", in_theirs,
+           IDLE_HELD);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--idle") == 0) {
+        run_idle_owner();
+        return 0;
+    }
     run(argc > 1 ? argv[1] : "(pool off)");
     if (argc == 1) {
         const char *env[] = {"FITALLOC_PAGE_POOL=1", NULL};
@@ -197,6 +344,9 @@ int main(int argc, char **argv)
         const char *mesh_env[] = {"FITALLOC_PAGE_POOL=1", "FITALLOC_MESH=1", NULL};
         char *mesh_args[] = {argv[0], (char *)"--pool-mesh", NULL};
         fa_test_rerun("FITALLOC_PAGE_POOL=1 FITALLOC_MESH=1", mesh_env, mesh_args);
+        const char *idle_env[] = {"FITALLOC_PAGE_POOL=1", "FITALLOC_PURGE_DELAY=5", NULL};
+        char *idle_args[] = {argv[0], (char *)"--idle", NULL};
+        fa_test_rerun("FITALLOC_PAGE_POOL=1, an idle owner", idle_env, idle_args);
     }
     return 0;
 }
