@@ -82,8 +82,7 @@ static int child(void)
         after = empty_heads();
     }
     CHECK_MSG(after == 0, "%d of %d empty pages still kept after %d rounds", after, before, rounds);
-    printf("engine/idle_heads: ok (%d empty pages released after %d rounds)\n", before,
-           rounds);
+    printf("engine/idle_heads: ok (%d empty pages released after %d rounds)\n", before, rounds);
     return 0;
 }
 
