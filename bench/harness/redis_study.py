@@ -182,11 +182,11 @@ def read_pss(pid: int) -> int | None:
 
 
 class Sampler(threading.Thread):
-    """RSS and PSS of a process every SAMPLE_S seconds from t0 until stop()."""
+    """RSS and PSS of a process every period seconds from t0 until stop()."""
 
-    def __init__(self, pid: int, t0: float):
+    def __init__(self, pid: int, t0: float, period: float = SAMPLE_S):
         super().__init__(daemon=True)
-        self.pid, self.t0 = pid, t0
+        self.pid, self.t0, self.period = pid, t0, period
         self.samples: list[tuple[float, int, int]] = []  # (s since t0, rss, pss)
         self._done = threading.Event()
 
@@ -198,7 +198,7 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         while not self._done.is_set():
             self.sample()
-            self._done.wait(SAMPLE_S)
+            self._done.wait(self.period)
 
     def stop(self) -> None:
         self._done.set()
