@@ -23,9 +23,9 @@
  *
  * Costs and limits: each merge is a few system calls (one to freeze each frame copied, plus
  * one registration per page, an mmap for each frame mapped, a read of the writers waiting);
- * each virtual frame mapped onto the file may be a kernel mapping of its own, so the shared frames are kept below half of vm.max_map_count; a pass makes at
- * most FA_MESH_MERGES_PER_PASS merges and tries only pairs with a page that changed since the
- * last pass through its class.
+ * each virtual frame mapped onto the file may be a kernel mapping of its own, so the shared
+ * frames are kept below half of vm.max_map_count; a pass makes at most FA_MESH_MERGES_PER_PASS
+ * merges and tries only pairs with a page that changed since the last pass through its class.
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
  * every page with a shared frame is frozen (read-only where it cannot be) and the file's pages
