@@ -166,31 +166,10 @@ def run(out_root: str, tools: rs.Tools, bench: str, allocs: list[al.Allocator], 
     rows = {a.name: {"name": a.name, "env": a.env_text, "status": "ok", "note": "", "runs": []}
             for a in allocs}
     with tempfile.TemporaryDirectory(prefix="fitalloc-server-") as tmp:
-        usable = []
-        for a in allocs:
-            problem = rs.check_binding(a, tools, tmp)
-            if problem:
-                rows[a.name]["status"], rows[a.name]["note"] = "unusable", problem
-                log(f"server study: {a.name}: not measured: {problem}")
-            else:
-                usable.append(a)
-        for rep in range(reps):
-            k = rep % len(usable) if usable else 0  # interleaved, rotated as the bench's runs
-            for a in usable[k:] + usable[:k]:
-                r = one_run(a, tools, bench, size, tmp)
-                r["rep"] = rep
-                rows[a.name]["runs"].append(r)
-                if r["status"] == "ok":
-                    log(f"server study: rep {rep + 1}/{reps} {a.name}: {r['rounds']} rounds, "
-                        f"{r['rps']:,} requests/s, PSS {_mib(r['pss_median'])} MiB")
-                else:
-                    log(f"server study: rep {rep + 1}/{reps} {a.name}: FAILED: {r['note']}")
-    for row in rows.values():
-        row["median"] = summarize(row["runs"]) if row["runs"] else None
-        failed = [r for r in row["runs"] if r["status"] != "ok"]
-        if failed:
-            row["status"] = "FAILED"
-            row["note"] = "; ".join(f"rep {r['rep'] + 1}: {r['note']}" for r in failed)
+        rs.measure(allocs, tools, tmp, reps, rows, lambda a: one_run(a, tools, bench, size, tmp),
+                   summarize, lambda r: (f"{r['rounds']} rounds, {r['rps']:,} requests/s, "
+                                         f"PSS {_mib(r['pss_median'])} MiB"),
+                   "server study", log)
     doc = {"size": size_name, "seconds": size.seconds, "maxmemory": size.maxmemory,
            "keyspace": size.keyspace, "requests": size.requests, "sample_s": SAMPLE_S,
            "reps": reps, "version": rs.server_version(tools), "rows": list(rows.values()),
