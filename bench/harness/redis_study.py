@@ -217,6 +217,17 @@ def parse_info(text: str) -> dict[str, str]:
                 and not line.startswith("#"))
 
 
+def stop_server(proc: subprocess.Popen) -> None:
+    """The server ended (SIGTERM, then its session killed if it has not in 10 s)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def one_run(alloc: al.Allocator, tools: Tools, size: Size, loads: list[tuple[str, int]],
             tmp: str) -> dict:
     """One server under one allocator: start, both loads, the pause, INFO; its record."""
@@ -293,13 +304,7 @@ def one_run(alloc: al.Allocator, tools: Tools, size: Size, loads: list[tuple[str
             if sampler.is_alive():
                 sampler.stop()
             run["samples"] = sampler.samples
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_server(proc)
         shutil.rmtree(work, ignore_errors=True)
 
 

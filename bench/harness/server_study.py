@@ -25,7 +25,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import tempfile
@@ -132,27 +131,16 @@ def one_run(alloc: al.Allocator, tools: rs.Tools, bench: str, size: Size, tmp: s
             if late:
                 run["pss_median"] = int(statistics.median(late))
                 run["pss_peak"] = max(s[2] for s in sampler.samples)
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        rs.stop_server(proc)
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _median(xs: list):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def summarize(runs: list[dict]) -> dict:
     ok = [r for r in runs if r["status"] == "ok"]
     out = {"runs": len(runs), "ok": len(ok)}
     for k in ("rounds", "rps", "pss_median", "pss_peak", "evicted_keys"):
-        out[k] = _median([r[k] for r in ok])
-    out["cpu_per_m"] = _median([r["cpu_s"] / r["requests"] * 1e6 for r in ok
+        out[k] = rs._median([r[k] for r in ok])
+    out["cpu_per_m"] = rs._median([r["cpu_s"] / r["requests"] * 1e6 for r in ok
                                 if r["cpu_s"] is not None and r["requests"]])
     return out
 
