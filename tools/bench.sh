@@ -29,6 +29,8 @@
 #                    scale, the table and its plot, no timed runs (minutes)
 #   --study programs only the timed real-program study: 13 Debian programs and start-up under
 #                    every peer, interleaved, outputs checked against glibc's
+#   --study server   only the churning-server study: Redis under redis-benchmark rounds of
+#                    changing value sizes for a fixed time (--size), requests/s and PSS
 # Anything else (--ref glibc, --timeout 120, ...) goes to bench/compare.py as is.
 # Exit status: 0 all runs passed, 1 some run (or replay study step) FAILED, 2 usage or build error.
 set -euo pipefail

@@ -14,7 +14,7 @@ import time
 
 from . import allocators as al
 from . import frag_study, losses, machine_load, pathologies, plots, programs_timed, redis_study
-from . import replay_study, report, results, studies
+from . import replay_study, report, results, server_study, studies
 from . import study_programs
 from . import study_report, summary, table
 from .build import BuildError, build
@@ -79,14 +79,15 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Arg
                          "every policy after the timed runs; default: on with the default suite "
                          "and --results)")
     ap.add_argument("--study", nargs="?", const="replay",
-                    choices=["replay", "fragmentation", "programs"],
+                    choices=["replay", "fragmentation", "programs", "server"],
                     help="replay (the default with no value): run the replay study even with "
                          "-w (it runs with the default suite); fragmentation: run only the "
                          "fragmentation study, every program at scale "
                          f"{replay_study.SCALES['fragmentation']:g}, with its plot, no timed "
                          "runs; programs: only the timed real-program study (-a, -r, "
                          "--study-programs of " + ", ".join(programs_timed.NAMES) + ", "
-                         "--study-scale)")
+                         "--study-scale); server: only the churning-server study (-a, -r, "
+                         "--size)")
     ap.add_argument("--study-programs", default=None, metavar="LIST",
                     help="the study's programs: all (default) or a comma list of "
                          + ", ".join(study_programs.NAMES) + " (implies --study)")
@@ -189,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         build_dir = os.path.abspath(args.build_dir)
         os.makedirs(build_dir, exist_ok=True)
         return programs_timed.main(args, ap, log, lambda: snapshot(build_dir, args.fitalloc))
+    if args.study == "server":
+        build_dir = os.path.abspath(args.build_dir)
+        os.makedirs(build_dir, exist_ok=True)
+        return server_study.main(args, ap, log, lambda: snapshot(build_dir, args.fitalloc))
     workloads = all_workloads()
     try:
         selected = select(args.workload, workloads)

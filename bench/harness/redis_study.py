@@ -182,11 +182,11 @@ def read_pss(pid: int) -> int | None:
 
 
 class Sampler(threading.Thread):
-    """RSS and PSS of a process every SAMPLE_S seconds from t0 until stop()."""
+    """RSS and PSS of a process every period seconds from t0 until stop()."""
 
-    def __init__(self, pid: int, t0: float):
+    def __init__(self, pid: int, t0: float, period: float = SAMPLE_S):
         super().__init__(daemon=True)
-        self.pid, self.t0 = pid, t0
+        self.pid, self.t0, self.period = pid, t0, period
         self.samples: list[tuple[float, int, int]] = []  # (s since t0, rss, pss)
         self._done = threading.Event()
 
@@ -198,7 +198,7 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         while not self._done.is_set():
             self.sample()
-            self._done.wait(SAMPLE_S)
+            self._done.wait(self.period)
 
     def stop(self) -> None:
         self._done.set()
@@ -215,6 +215,17 @@ def redis_cli(tools: Tools, sock: str, *args: str, stdin=None,
 def parse_info(text: str) -> dict[str, str]:
     return dict(line.split(":", 1) for line in text.splitlines() if ":" in line
                 and not line.startswith("#"))
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """The server ended (SIGTERM, then its session killed if it has not in 10 s)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def one_run(alloc: al.Allocator, tools: Tools, size: Size, loads: list[tuple[str, int]],
@@ -293,13 +304,7 @@ def one_run(alloc: al.Allocator, tools: Tools, size: Size, loads: list[tuple[str
             if sampler.is_alive():
                 sampler.stop()
             run["samples"] = sampler.samples
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_server(proc)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -319,6 +324,37 @@ def summarize(runs: list[dict]) -> dict:
     return out
 
 
+def measure(allocs: list[al.Allocator], tools: Tools, tmp: str, reps: int, rows: dict, one,
+            summary, describe, label: str, log) -> None:
+    """The runs of a study of servers (this one, server_study.py) into rows[name]: each
+    allocator's binding checked first (a row that fails it is "unusable", with the reason),
+    then `reps` repetitions of one(allocator), interleaved, the order rotated by one place per
+    repetition as the bench's runs; then each row's medians (summary(runs)) and its failed
+    runs named."""
+    usable = []
+    for a in allocs:
+        problem = check_binding(a, tools, tmp)
+        if problem:
+            rows[a.name]["status"], rows[a.name]["note"] = "unusable", problem
+            log(f"{label}: {a.name}: not measured: {problem}")
+        else:
+            usable.append(a)
+    for rep in range(reps):
+        k = rep % len(usable) if usable else 0
+        for a in usable[k:] + usable[:k]:
+            r = one(a)
+            r["rep"] = rep
+            rows[a.name]["runs"].append(r)
+            what = describe(r) if r["status"] == "ok" else f"FAILED: {r['note']}"
+            log(f"{label}: rep {rep + 1}/{reps} {a.name}: {what}")
+    for row in rows.values():
+        row["median"] = summary(row["runs"]) if row["runs"] else None
+        failed = [r for r in row["runs"] if r["status"] != "ok"]
+        if failed:
+            row["status"] = "FAILED"
+            row["note"] = "; ".join(f"rep {r['rep'] + 1}: {r['note']}" for r in failed)
+
+
 def run(out_root: str, tools: Tools, allocs: list[al.Allocator], scale: float, reps: int,
         draw: bool, log) -> dict:
     """The whole study into out_root/redis/; returns (and writes) redis.json's document."""
@@ -330,38 +366,16 @@ def run(out_root: str, tools: Tools, allocs: list[al.Allocator], scale: float, r
                                       "env": a.env_text, "status": "ok", "note": "",
                                       "runs": []} for a in allocs}
     with tempfile.TemporaryDirectory(prefix="fitalloc-redis-") as tmp:
-        usable = []
-        for a in allocs:
-            problem = check_binding(a, tools, tmp)
-            if problem:
-                rows[a.name]["status"], rows[a.name]["note"] = "unusable", problem
-                log(f"Redis study: {a.name}: not measured: {problem}")
-            else:
-                usable.append(a)
         log(f"Redis study: generating the loads ({size.keys1:,} + {size.keys2:,} SETs)")
         loads = [(os.path.join(tmp, "load1.resp"), size.keys1),
                  (os.path.join(tmp, "load2.resp"), size.keys2)]
         write_load(loads[0][0], 0, size.keys1, VALUE1)
         write_load(loads[1][0], size.keys1, size.keys2, VALUE2)
-        for rep in range(reps):
-            # Interleaved, the order rotated by one place per repetition, as the bench's runs.
-            k = rep % len(usable) if usable else 0
-            for a in usable[k:] + usable[:k]:
-                r = one_run(a, tools, size, loads, tmp)
-                r["rep"] = rep
-                rows[a.name]["runs"].append(r)
-                if r["status"] == "ok":
-                    log(f"Redis study: rep {rep + 1}/{reps} {a.name}: load {r['load_s']:.2f} s, "
-                        f"used_memory {r['used_memory'] / 2**20:.1f} MiB, "
-                        f"RSS {r['rss'] / 2**20:.1f} MiB, PSS {r['pss'] / 2**20:.1f} MiB")
-                else:
-                    log(f"Redis study: rep {rep + 1}/{reps} {a.name}: FAILED: {r['note']}")
-    for row in rows.values():
-        row["median"] = summarize(row["runs"]) if row["runs"] else None
-        failed = [r for r in row["runs"] if r["status"] != "ok"]
-        if failed:
-            row["status"] = "FAILED"
-            row["note"] = "; ".join(f"rep {r['rep'] + 1}: {r['note']}" for r in failed)
+        measure(allocs, tools, tmp, reps, rows, lambda a: one_run(a, tools, size, loads, tmp),
+                summarize, lambda r: (f"load {r['load_s']:.2f} s, used_memory "
+                                      f"{r['used_memory'] / 2**20:.1f} MiB, "
+                                      f"RSS {r['rss'] / 2**20:.1f} MiB, "
+                                      f"PSS {r['pss'] / 2**20:.1f} MiB"), "Redis study", log)
     doc = {"scale": scale, "keys1": size.keys1, "value1": VALUE1, "keys2": size.keys2,
            "value2": VALUE2, "maxmemory": size.maxmemory, "pause_s": PAUSE_S,
            "sample_s": SAMPLE_S, "reps": reps, "server": tools.server,

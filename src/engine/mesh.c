@@ -21,11 +21,11 @@
  * again. Only what is meshed lives in the file: programs that never mesh keep anonymous
  * memory and pay nothing.
  *
- * Costs and limits: each merge is a few system calls (two to freeze each frame copied, an mmap
- * for each frame mapped, a read of the writers waiting); each virtual frame mapped onto the file may be a kernel mapping
- * of its own, so the shared frames are kept below half of vm.max_map_count; a pass makes at
- * most FA_MESH_MERGES_PER_PASS merges and tries only pairs with a page that changed since the
- * last pass through its class.
+ * Costs and limits: each merge is a few system calls (one to freeze each frame copied, plus
+ * one registration per page, an mmap for each frame mapped, a read of the writers waiting);
+ * each virtual frame mapped onto the file may be a kernel mapping of its own, so the shared
+ * frames are kept below half of vm.max_map_count; a pass makes at most FA_MESH_MERGES_PER_PASS
+ * merges and tries only pairs with a page that changed since the last pass through its class.
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
  * every page with a shared frame is frozen (read-only where it cannot be) and the file's pages
@@ -236,6 +236,7 @@ static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
         _fa_fatal("fitalloc: meshing could not map a page of its memory file at %p\n",
                   (void *)fa_mesh_frame_address(f));
     f->rec->dont_fork = false;
+    f->rec->prepared &= ~(1u << (f - f->rec->frames));
     if (!f->group) {
         f->rec->shared++;
         shared_frames++;
@@ -263,6 +264,24 @@ static void thaw(fa_mesh_frame_t *unit, const fa_mesh_frame_t *until)
     }
 }
 
+/* One frame frozen. Its whole page is registered at its first freeze, as a page's frames tend
+ * to be merged one after another: a registration per frame was half the freezing's system
+ * calls and split the kernel's mapping at every frame. A page that cannot be registered whole
+ * (a part of it held by the program's own userfaultfd) registers frame by frame. */
+static bool freeze_frame(fa_mesh_frame_t *m)
+{
+    fa_mesh_page_t *rec = m->rec;
+    void *frame = (void *)fa_mesh_frame_address(m);
+    if (!(rec->prepared >> (m - rec->frames) & 1)) {
+        size_t frames = fa_mesh_frame_count(rec->page);
+        if (!_fa_os_freeze_prepare((void *)fa_mesh_frame_address(&rec->frames[0]),
+                                   frames * FA_MESH_FRAME))
+            return _fa_os_freeze(frame, FA_MESH_FRAME);
+        rec->prepared = (uint32_t)(((uint64_t)1 << frames) - 1);
+    }
+    return _fa_os_freeze_prepared(frame, FA_MESH_FRAME);
+}
+
 /* Hold a unit's frames still while their bytes are copied: a writer there, a thread or the
  * kernel in a system call, waits until the frame is mapped anew (platform/freeze.c). false,
  * with none frozen, if one cannot be (the program's own userfaultfd holds its range). */
@@ -270,7 +289,7 @@ static bool freeze(fa_mesh_frame_t *unit)
 {
     FOR_MEMBERS(m, unit)
     {
-        if (!_fa_os_freeze((void *)fa_mesh_frame_address(m), FA_MESH_FRAME)) {
+        if (!freeze_frame(m)) {
             thaw(unit, m);
             return false;
         }
@@ -439,6 +458,7 @@ void _fa_mesh_unmesh(fa_mesh_page_t *rec)
         /* The page has no live block: its frame needs no copy, only memory of its own. */
         if (!_fa_os_map_fresh_at((void *)fa_mesh_frame_address(f), FA_MESH_FRAME))
             _fa_fatal("fitalloc: meshing could not unmap %p\n", (void *)fa_mesh_frame_address(f));
+        rec->prepared &= ~(1u << k);
         fa_mesh_frame_t **link = &g->first;
         while (*link != f)
             link = &(*link)->next;
@@ -834,7 +854,12 @@ void _fa_mesh_after_fork_child(void)
         fa_atomic_store_seq_cst(&pending_pages, pending);
         fa_atomic_store_relaxed(&barrier_epoch, barrier_epoch + 1);
     }
-    if (_fa_mesh_on)
+    if (_fa_mesh_on) {
         _fa_os_freeze_after_fork_child();
+        /* The child's mappings carry no registration of the parent's userfaultfd. */
+        for (size_t bin = 0; bin < FA_SMALL_BINS; bin++)
+            for (fa_mesh_page_t *rec = _fa_mesh_pages[bin]; rec; rec = rec->next)
+                rec->prepared = 0;
+    }
     _fa_mesh_fork_child();
 }

@@ -56,6 +56,9 @@ typedef struct fa_mesh_page_s {
     struct fa_mesh_page_s *prev;
     uint32_t shared;   /* frames in a group */
     uint32_t returned; /* bit k: frame k held no live byte and went back to the OS */
+    /* Bit k: frame k is registered for freezing (platform/freeze.c) until mapped anew; the
+     * whole page is registered at once, at the first merge that freezes one of its frames. */
+    uint32_t prepared;
     /* The page's region of the memory file (mesh.c), where the groups its frames start go,
      * frame k at region + k pages; FA_MESH_NO_REGION until its first. */
     size_t region;

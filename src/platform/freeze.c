@@ -63,19 +63,32 @@ bool _fa_os_freeze_ready(const char **why)
     return state == FA_FREEZE_READY;
 }
 
-bool _fa_os_freeze(void *p, size_t size)
+bool _fa_os_freeze_prepare(void *p, size_t size)
+{
+    int saved = errno;
+    struct uffdio_register reg = {.range = {(uintptr_t)p, size}, .mode = UFFDIO_REGISTER_MODE_WP};
+    bool ok = ioctl(uffd, UFFDIO_REGISTER, &reg) == 0;
+    errno = saved;
+    return ok;
+}
+
+bool _fa_os_freeze_prepared(void *p, size_t size)
 {
     int saved = errno;
     /* Write protection skips a page never touched (no page-table entry); a read puts the zero
      * page there, which it then covers. */
     for (size_t i = 0; i < size; i += FA_OS_PAGE)
         (void)*(volatile const char *)((const char *)p + i);
-    struct uffdio_register reg = {.range = {(uintptr_t)p, size}, .mode = UFFDIO_REGISTER_MODE_WP};
     struct uffdio_writeprotect wp = {.range = {(uintptr_t)p, size},
                                      .mode = UFFDIO_WRITEPROTECT_MODE_WP};
-    bool ok = ioctl(uffd, UFFDIO_REGISTER, &reg) == 0 && ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
+    bool ok = ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) == 0;
     errno = saved;
     return ok;
+}
+
+bool _fa_os_freeze(void *p, size_t size)
+{
+    return _fa_os_freeze_prepare(p, size) && _fa_os_freeze_prepared(p, size);
 }
 
 bool _fa_os_thaw(void *p, size_t size)

@@ -119,6 +119,11 @@ long _fa_os_max_mappings(void);
 bool _fa_os_freeze_ready(const char **why);
 /* Freeze [p, p+size) (anonymous or shared memory); false on failure. */
 bool _fa_os_freeze(void *p, size_t size);
+/* The same in two steps: _fa_os_freeze_prepare registers a range (its kernel mappings split
+ * there) until it is mapped anew; _fa_os_freeze_prepared then freezes any part of it with one
+ * call. false on failure. */
+bool _fa_os_freeze_prepare(void *p, size_t size);
+bool _fa_os_freeze_prepared(void *p, size_t size);
 /* Writable again, and the writers waiting there woken; false on failure. */
 bool _fa_os_thaw(void *p, size_t size);
 /* Wake the writers still waiting on frozen ranges since mapped anew. */
