@@ -15,11 +15,11 @@
  * clears them) stand in for fresh ones, and large callocs fault the rest in at once; after one
  * used less than half, both stop. Callocs are faulted in only after a calloc'd block was used
  * whole, learnt from calloc'd blocks alone: xz fills its malloc'd buffers whole but touches a
- * part of its calloc'd hash tables (record 045). Meanwhile every FA_POPULATE_PROBE-th block that could be
- * watched (all of it fresh) is still left alone, to keep watching (a populated block is
- * resident whatever the program did with it, and so is one that holds old data). At start
- * the blocks are left alone. FITALLOC_CALLOC_POPULATE=0 turns the watching off, and with it
- * populating and spare pages. docs/bench.md ("buffers") has the measurements.
+ * part of its calloc'd hash tables (record 045). Meanwhile every FA_POPULATE_PROBE-th block
+ * that could be watched (all of it fresh) is still left alone, to keep watching (a populated
+ * block is resident whatever the program did with it, and so is one that holds old data). At
+ * start the blocks are left alone. FITALLOC_CALLOC_POPULATE=0 turns the watching off, and with
+ * it populating and spare pages. docs/bench.md ("buffers") has the measurements.
  */
 #include "common/options.h"
 #include "engine/engine.h"

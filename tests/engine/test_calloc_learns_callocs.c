@@ -42,8 +42,10 @@ static int child(void)
     CHECK(next != NULL);
     size_t resident = fa_test_resident_pages(next, SIZE);
     if (resident >= few) {
-        fprintf(stderr, "a calloc after a malloc'd block used whole: %zu of its %zu pages "
-                "resident at once\n", resident, SIZE / PAGE);
+        fprintf(stderr,
+                "a calloc after a malloc'd block used whole: %zu of its %zu pages "
+                "resident at once\n",
+                resident, SIZE / PAGE);
         return 1;
     }
     CHECK_EQ(next[SIZE - 1] + next[0], 0);
