@@ -33,12 +33,13 @@
 #                         double-free, invalid-pointer, overflow (also a checked copy running "past the end"), underflow, guard-page (an
 #                         access to a guard page between two pages of blocks: either way),
 #                         write-after-free (also reads), zero-size (an access through malloc(0)),
-#                         size-mismatch, corruption (glibc also: double-free-or-corruption,
-#                         invalid-size, unaligned; scudo also: chunk-state, type-mismatch)
+#                         size-mismatch, type-mismatch (new, new[] or malloc released by
+#                         another form), corruption (glibc also: double-free-or-corruption,
+#                         invalid-size, unaligned; scudo also: chunk-state)
 #   crash:SIG<x>@<phase>  killed by a signal without a report
 #   hang                  still running after 10 s
 #   cleared               stale-after-free: less than half of what the program wrote is left in
-#                         the freed block
+#                         the freed block; freed-all-zero: every byte of it reads as zero
 #   n/a                   the case does not apply (free_sized missing from the C library)
 #   exit:<n>              any other exit status
 # <phase> is where it happened: setup, bug (the misuse itself), free (the free or realloc of
@@ -75,7 +76,7 @@ while (($#)); do
     --configs) configs_arg=${2:?--configs needs a list}; shift 2 ;;
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
     -h | --help)
-        sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,46p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) usage ;;
@@ -160,7 +161,7 @@ kind_of() {
     *"(malloc(0)"*) echo zero-size ;;
     *"overflow or underflow"*) echo guard-page ;;
     *"invalid chunk state"*) echo chunk-state ;;
-    *"type mismatch"*) echo type-mismatch ;;
+    *"type mismatch"* | *"alloc-dealloc mismatch"*) echo type-mismatch ;;
     *"invalid sized delete"*) echo size-mismatch ;;
     *misaligned*) echo unaligned ;;
     *overflow* | *"past the end"*) echo overflow ;;

@@ -140,12 +140,18 @@ void _fa_message(int fd, const char *fmt, ...)
     va_end(ap);
 }
 
+void (*_fa_report_stack)(void);
+
 void _fa_fatal(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     _fa_vmessage(2, fmt, ap);
     va_end(ap);
+    void (*stack)(void) = _fa_report_stack;
+    _fa_report_stack = NULL;
+    if (stack)
+        stack();
     _fa_process_fatal(); /* the trace keeps the calls up to the one reported */
     _fa_os_abort();
 }

@@ -272,6 +272,15 @@ void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the regio
 /* The size asked for the block at `block` of a secure page, as its size word says (the block's
  * room without the trailer if the word is damaged). */
 size_t _fa_secure_request(const fa_page_t *page, uintptr_t block);
+/* A fault in the freed big block at `block` of `size` bytes: a double free if this thread was
+ * freeing it. */
+void _fa_secure_refree_fault(uintptr_t block, size_t size);
+void _fa_secure_report_init(void); /* reports print the stack (report_stack.c) */
+/* Which form of allocation is making a block: operator new and new[] say so around their call
+ * in the secure library (override/operator_new.c); secure mode records it in the block and
+ * checks it against the form that frees it. */
+enum { FA_ORIGIN_MALLOC, FA_ORIGIN_NEW, FA_ORIGIN_NEW_ARRAY };
+extern __thread uint8_t _fa_secure_origin __attribute__((tls_model("initial-exec")));
 
 /* guard.c: the first big blocks freed, kept inaccessible (default mode) */
 /* A free of a block of its own page, checked: whether guard.c keeps it (else the caller frees

@@ -98,11 +98,28 @@ __attribute__((constructor)) static void find_cxx_nothrow_forms(void)
         (fa_cxx_nothrow_new_aligned)_fa_os_loaded_symbol(lib, new_aligned_name);
 }
 
+/* In libfitalloc-secure.so, the call that makes a block for operator new or new[] (op) says
+ * so to secure mode, which records it in the block: delete[] of a new block, free of a new[]
+ * one and the like are reported (engine/secure/secure.c). Only around that call: a
+ * new-handler's own mallocs are malloc's. */
+#if FA_SECURE_BUILD
+#define FA_NEW_CALL(op, call)                                                                      \
+    ({                                                                                             \
+        _fa_secure_origin = (op) == FA_TRACE_NEW_ARRAY ? FA_ORIGIN_NEW_ARRAY : FA_ORIGIN_NEW;      \
+        void *made = (call);                                                                       \
+        _fa_secure_origin = FA_ORIGIN_MALLOC;                                                      \
+        made;                                                                                      \
+    })
+#else
+#define FA_NEW_CALL(op, call) (call)
+#endif
+
 /* The slow path of every form: call the new-handler until it gives up, then fail. */
-__attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int nothrow)
+__attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int nothrow, uint8_t op)
 {
+    (void)op;
     for (;;) {
-        void *p = alignment ? fa_aligned_alloc(alignment, n) : fa_malloc(n);
+        void *p = FA_NEW_CALL(op, alignment ? fa_aligned_alloc(alignment, n) : fa_malloc(n));
         if (p)
             return p;
         fa_new_handler handler = fa_cxx_get_new_handler ? fa_cxx_get_new_handler() : NULL;
@@ -128,20 +145,20 @@ __attribute__((noinline)) static void *new_slow(size_t n, size_t alignment, int 
     }
 }
 
-static void *new_untraced(size_t n, size_t alignment, int nothrow)
+static void *new_untraced(size_t n, size_t alignment, int nothrow, uint8_t op)
 {
-    void *p = alignment ? NULL : fa_malloc(n);
-    return p ? p : new_slow(n, alignment, nothrow);
+    void *p = alignment ? NULL : FA_NEW_CALL(op, fa_malloc(n));
+    return p ? p : new_slow(n, alignment, nothrow, op);
 }
 
 __attribute__((noinline)) static void *new_traced(uint8_t op, size_t n, size_t alignment,
                                                   int nothrow)
 {
     if (!_fa_trace_enter())
-        return new_untraced(n, alignment, nothrow);
+        return new_untraced(n, alignment, nothrow, op);
     struct traced_new call = {.op = op, .n = n, .alignment = alignment};
     traced_new_begin(&call);
-    call.p = new_untraced(n, alignment, nothrow);
+    call.p = new_untraced(n, alignment, nothrow, op);
     traced_new_done(&call);
     return call.p;
 }
@@ -150,8 +167,8 @@ static inline void *new_fast(size_t n, uint8_t op)
 {
     if (fa_unlikely(_fa_trace_on))
         return new_traced(op, n, 0, 0);
-    void *p = fa_malloc(n);
-    return p ? p : new_slow(n, 0, 0);
+    void *p = FA_NEW_CALL(op, fa_malloc(n));
+    return p ? p : new_slow(n, 0, 0, op);
 }
 
 /* The forms that start in new_slow. */
@@ -159,7 +176,7 @@ static inline void *new_other(size_t n, size_t alignment, int nothrow, uint8_t o
 {
     if (fa_unlikely(_fa_trace_on))
         return new_traced(op, n, alignment, nothrow);
-    return new_untraced(n, alignment, nothrow);
+    return new_untraced(n, alignment, nothrow, op);
 }
 
 #define FA_CXX(name) __asm__(name) FA_API

@@ -176,4 +176,19 @@ __attribute__((noreturn)) void _fa_os_copy_overflow(void);
  * false if none does. */
 bool _fa_os_code_range(const void *code, uintptr_t *start, uintptr_t *end);
 
+/* backtrace.c, in libfitalloc-secure.so only: up to `max` code addresses of the calling
+ * thread's stack, innermost first (each return address one byte back, inside its call); the
+ * number found. Allocates nothing. */
+size_t _fa_os_backtrace(uintptr_t *frames, size_t max);
+/* What the dynamic linker knows of a code address: its object (the program's path may be "")
+ * and the symbol before it, if that is exported (a program's own functions are with
+ * -rdynamic). Allocates nothing. */
+struct fa_os_symbol {
+    const char *name; /* NULL: none known */
+    uintptr_t offset; /* from the symbol */
+    const char *object;
+    uintptr_t object_offset; /* from the object's load address */
+};
+bool _fa_os_symbol(uintptr_t address, struct fa_os_symbol *symbol);
+
 #endif

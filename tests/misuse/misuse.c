@@ -284,6 +284,45 @@ static int stale_after_free(size_t n)
     return 2 * left >= n ? MU_OK : MU_CLEARED;
 }
 
+/* Is every byte of a freed block zero? exit 7 (cleared) if so, 0 if one byte of the program's
+ * or the allocator's (a list link, a free mark) is left; a read that faults stops the program
+ * there. */
+static int freed_all_zero(size_t n)
+{
+    unsigned char *p = mu_alloc(n);
+    memset(p, 0x5a, n);
+    mu_free(p);
+    mu_phase("bug");
+    for (size_t i = 0; i < n; i++)
+        if (read_byte((char *)p + i) != 0)
+            return MU_OK;
+    return MU_CLEARED;
+}
+
+/* A copy that starts `before` bytes before the block, in the slot in front of it, and runs 8
+ * bytes into the block (snmalloc's guarded memcpy stops it: it crosses the end of the slot it
+ * starts in). */
+static int memcpy_into(size_t n, size_t before)
+{
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    mu_phase("bug");
+    write_memcpy(p, -(ptrdiff_t)before, before + 8);
+    mu_phase("free");
+    mu_free(p);
+    return MU_OK;
+}
+
+static int memcpy_into_1(size_t n)
+{
+    return memcpy_into(n, 1);
+}
+
+static int memcpy_into_32(size_t n)
+{
+    return memcpy_into(n, 32);
+}
+
 /* Through a malloc(0) pointer: read or write a byte, before or after free; free it twice. */
 static int zero_size(int write, int after_free)
 {
@@ -381,6 +420,9 @@ static const struct {
     {"write-after-free", write_after_free, 0, 0, 0},
     {"write-after-free-reuse", write_after_free_reuse, 0, 0, 0},
     {"stale-after-free", stale_after_free, 0, 0, 0},
+    {"freed-all-zero", freed_all_zero, 0, 0, 0},
+    {"memcpy-into-1", memcpy_into_1, 0, 0, 0},
+    {"memcpy-into-32", memcpy_into_32, 0, 0, 0},
     {"malloc0-read", zero_read, 0, 0, 0},
     {"malloc0-write", zero_write, 0, 0, 0},
     {"malloc0-read-after-free", zero_read_after_free, 0, 0, 0},

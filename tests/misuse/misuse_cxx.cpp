@@ -21,6 +21,12 @@ template <size_t N> struct Blob {
     ~Blob() { mu_sink = mu_sink + b[0]; }
 };
 
+/* No destructor: new[] puts no cookie before the array, delete[] reaches the allocator with
+ * the block's own address. */
+template <size_t N> struct Plain {
+    unsigned char b[N];
+};
+
 template <class T> static T *launder_as(T *p)
 {
     return static_cast<T *>(mu_launder(p));
@@ -65,6 +71,44 @@ template <size_t N> static int delete_array_new()
     return MU_OK;
 }
 
+/* delete[] of a new block, free of a new block, delete of a malloc block: the forms that made
+ * and release the block do not match (AddressSanitizer's alloc-dealloc-mismatch). */
+template <size_t N> static int delete_array_new_plain()
+{
+    Plain<N> *p = new Plain<N>;
+    mu_phase("bug");
+    delete[] launder_as(p);
+    return MU_OK;
+}
+
+template <size_t N> static int free_new()
+{
+    Plain<N> *p = new Plain<N>;
+    mu_phase("bug");
+    free(mu_launder(p));
+    return MU_OK;
+}
+
+template <size_t N> static int delete_malloc()
+{
+    Plain<N> *p = static_cast<Plain<N> *>(malloc(N));
+    if (!p)
+        return MU_NOMEM;
+    mu_phase("bug");
+    delete launder_as(p);
+    return MU_OK;
+}
+
+/* delete through the wrong type: a Plain<N> deleted as a 64 bytes larger type (sized delete
+ * with the other type's size), as delete (S *)new char with sizeof(S) = 72 does. */
+template <size_t N> static int delete_wrong_type()
+{
+    Plain<N> *p = new Plain<N>;
+    mu_phase("bug");
+    delete reinterpret_cast<Plain<N + 64> *>(mu_launder(p));
+    return MU_OK;
+}
+
 /* operator delete(p, n + 64) of operator new(n). */
 template <size_t N> static int sized_delete_wrong()
 {
@@ -97,6 +141,14 @@ template <size_t N> static int run(const char *name)
         return delete_new_array<N>();
     if (!strcmp(name, "cxx-delete-array-new"))
         return delete_array_new<N>();
+    if (!strcmp(name, "cxx-delete-array-new-plain"))
+        return delete_array_new_plain<N>();
+    if (!strcmp(name, "cxx-free-new"))
+        return free_new<N>();
+    if (!strcmp(name, "cxx-delete-malloc"))
+        return delete_malloc<N>();
+    if (!strcmp(name, "cxx-delete-wrong-type"))
+        return delete_wrong_type<N>();
     if (!strcmp(name, "cxx-sized-delete-wrong"))
         return sized_delete_wrong<N>();
     if (!strcmp(name, "cxx-delete-interior"))
@@ -105,8 +157,11 @@ template <size_t N> static int run(const char *name)
 }
 
 static const char *const cases[] = {
-    "cxx-double-delete",    "cxx-double-delete-array", "cxx-delete-new-array",
-    "cxx-delete-array-new", "cxx-sized-delete-wrong",  "cxx-delete-interior",
+    "cxx-double-delete",          "cxx-double-delete-array",
+    "cxx-delete-new-array",       "cxx-delete-array-new",
+    "cxx-sized-delete-wrong",     "cxx-delete-interior",
+    "cxx-delete-array-new-plain", "cxx-free-new",
+    "cxx-delete-malloc",          "cxx-delete-wrong-type",
 };
 
 int main(int argc, char **argv)

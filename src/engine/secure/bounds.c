@@ -6,10 +6,12 @@
 #include "platform/atomic.h"
 
 /* The block whose room (up to the next block's start, or a large mapping's end) holds an
- * address: its start and the bytes asked for (the block's size outside secure mode). */
+ * address: its start and the bytes asked for (the block's size outside secure mode); `slot`,
+ * the block's whole room, when the block is not live (free, in a quarantine, never handed
+ * out), else 0. */
 struct bounds {
     uintptr_t start;
-    size_t size;
+    size_t size, slot;
 };
 
 static bool large_bounds(const fa_segment_t *seg, uintptr_t a, struct bounds *b)
@@ -17,7 +19,7 @@ static bool large_bounds(const fa_segment_t *seg, uintptr_t a, struct bounds *b)
     uintptr_t block = fa_atomic_load_acquire(&seg->large_block);
     if (!block || a < block || a - (uintptr_t)seg >= seg->mapped)
         return false;
-    *b = (struct bounds){block, seg->large_usable};
+    *b = (struct bounds){block, seg->large_usable, 0};
     return true;
 }
 
@@ -44,12 +46,10 @@ static bool find_bounds(uintptr_t a, struct bounds *b)
         return false;
     uintptr_t block = page->start + index * page->block_size;
     size_t size = page->secure ? _fa_secure_request(page, block) : page->block_size;
-    /* A free block of a secure page (its size word zeroed with the rest): left to the checks
-     * made for free memory, which say more (a guard page names the blocks on both sides; the
-     * fill is checked at reuse) than "past the end of a 0-byte block". */
-    if (page->secure && size == 0)
-        return false;
-    *b = (struct bounds){block, size};
+    /* A block of a secure page that is not live (its size word says 0 bytes, or freed). A copy
+     * into it is a write after free, or one that started before the block it was meant for,
+     * in the slot before it (an underflow): stopped, wherever it ends. */
+    *b = (struct bounds){block, size, page->secure && size == 0 ? page->block_size : 0};
     return true;
 }
 
@@ -59,6 +59,10 @@ void _fa_copy_check(const char *caller, const void *dst, size_t len)
     struct bounds b;
     if (!len || !find_bounds(d, &b))
         return;
+    if (b.slot)
+        _fa_fatal("fitalloc: %s(): write after free (or before a block) of %zu byte%s at %p, in "
+                  "the free %zu-byte slot at %p\n",
+                  caller, len, len == 1 ? "" : "s", dst, b.slot, (void *)b.start);
     /* The copy's end, from the block's start; a length that wraps is past the end too. */
     size_t offset = d - b.start;
     if (len <= b.size && offset <= b.size - len)

@@ -8,16 +8,19 @@
  *   | program's n bytes ...            | canary (64 bytes at most) | (not checked) | size word |
  *   0                                  n                                           d-8         d
  *
- * - the size word is n encoded with the secret and the block's address; the canary follows the
- *   request. free checks both (an overflow), and the size word of the block before (an
- *   underflow crosses it first), when the freeing thread owns the page: only the owner writes
- *   size words (a big block has a guard page before it instead);
- * - a free block keeps its size word; the FA_FILL_SPAN bytes after its list link and mark (the
- *   first 16), or up to the size word if the block is smaller, are zeroed (the whole block with
- *   FITALLOC_SECURE_ZERO), and it waits in its freeing thread's quarantine (FITALLOC_QUARANTINE
- *   bytes; a big block inaccessible past its first page). Leaving the quarantine its link and
- *   mark are checked, and malloc checks the zeros and the size word before handing it out
- *   again: a write after free is reported;
+ * - the size word is n (and the form that made the block: malloc, new, new[]) encoded with the
+ *   secret and the block's address; the canary follows the request. free checks both (an
+ *   overflow), the form against its own, and the size word of the block before (an underflow
+ *   crosses it first), when the freeing thread owns the page: only the owner hands blocks out
+ *   (a big block has a guard page before it instead);
+ * - a freed block's size word says it is freed (FA_WORD_FREED, which is how a second free of
+ *   it is seen); its first FA_FILL_SPAN bytes, or all up to the size word if the block is
+ *   smaller, are zeroed (the whole block with FITALLOC_SECURE_ZERO), and it waits in its
+ *   freeing thread's quarantine (FITALLOC_QUARANTINE bytes; a big block inaccessible past its
+ *   first page) with no list link nor free mark in it: freed memory reads as zeros, and any
+ *   byte written there is seen. Leaving the quarantine it gets its link and mark (the free
+ *   list's), and malloc checks the zeros and the size word before handing it out again: a
+ *   write after free is reported;
  * - free lists are built in random order, so where the next block lands cannot be predicted;
  * - free_sized and sized delete must name the size that was asked for.
  * Large blocks get their own mapping, between guard pages, with a canary after the block;
@@ -99,8 +102,10 @@ const struct fa_mode_ops *_fa_secure_init(void)
     uint64_t r = _fa_os_random();
     canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
     fill_span = fa_option(secure_zero) ? SIZE_MAX : FA_FILL_SPAN;
-    if (_fa_secure)
+    if (_fa_secure) {
         _fa_secure_guard_init();
+        _fa_secure_report_init();
+    }
     protect_big = _fa_secure_guards && fa_option(secure_protect);
     return _fa_secure ? &secure_mode : NULL;
 }
@@ -114,9 +119,23 @@ FA_REPORT static void report(const char *caller, const void *p, const char *what
 
 /* ---- the size word and the canary ---- */
 
-static uintptr_t size_word(uintptr_t block, size_t n)
+/* The size word holds the request n shifted up past the block's state bits (freed, and the
+ * form that made it: FA_ORIGIN_*), so that its top bytes, which an underflow of the block
+ * after it writes first, are zero: any byte written there makes the word invalid. */
+#define FA_WORD_FREED 1
+#define FA_WORD_ORIGIN_SHIFT 1
+#define FA_WORD_STATE_BITS 3
+
+__thread uint8_t _fa_secure_origin;
+
+static uintptr_t origin_of(uintptr_t decoded)
 {
-    return n ^ _fa_list_secret ^ block;
+    return decoded >> FA_WORD_ORIGIN_SHIFT & 3;
+}
+
+static uintptr_t size_word(uintptr_t block, size_t n, uintptr_t state)
+{
+    return (n << FA_WORD_STATE_BITS | state) ^ _fa_list_secret ^ block;
 }
 
 /* The checks read every canary and fill byte: ranges up to 16 bytes as two loads of eight
@@ -228,11 +247,30 @@ static inline size_t canary_end(size_t n, size_t d)
     return n + FA_CANARY_SPAN < d - 8 ? n + FA_CANARY_SPAN : d - 8;
 }
 
-/* The request size a size word records, or SIZE_MAX if the word is damaged. */
+/* The request size and state a size word records, or SIZE_MAX if the word is damaged. */
+static uintptr_t word_decoded(uintptr_t block, size_t room)
+{
+    /* Atomic: the thread that frees a block writes its word while the page's owner may be
+     * reading it, in the underflow check of the block after it (either value is valid). */
+    uintptr_t w =
+        fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ _fa_list_secret ^ block;
+    return w >> FA_WORD_STATE_BITS <= room - FA_TRAILER && origin_of(w) <= FA_ORIGIN_NEW_ARRAY
+               ? w
+               : SIZE_MAX;
+}
+
+/* The request size a size word records, freed or not, or SIZE_MAX if the word is damaged. */
 static size_t word_size(uintptr_t block, size_t room)
 {
-    size_t n = *(const uintptr_t *)(block + room - 8) ^ _fa_list_secret ^ block;
-    return n <= room - FA_TRAILER ? n : SIZE_MAX;
+    uintptr_t w = word_decoded(block, room);
+    return w == SIZE_MAX ? w : w >> FA_WORD_STATE_BITS;
+}
+
+/* A block freed and not handed out again since (in the quarantine or a free list). */
+static bool word_freed(uintptr_t block, size_t room)
+{
+    uintptr_t w = word_decoded(block, room);
+    return w != SIZE_MAX && (w & FA_WORD_FREED);
 }
 
 /* The size the size word says, for a report: the block's room if the word is damaged too. */
@@ -245,24 +283,63 @@ static size_t claimed_size(const fa_page_t *page, uintptr_t block)
 
 size_t _fa_secure_request(const fa_page_t *page, uintptr_t block)
 {
-    return claimed_size(page, block);
+    return word_freed(block, shape_of(page).room) ? 0 : claimed_size(page, block);
 }
 
-/* A live block's request size, or SIZE_MAX if its trailer (size word, canary) is damaged. */
-static size_t recorded_size(uintptr_t block, size_t room)
+/* The block whose size word this thread is reading for a free, realloc or
+ * malloc_usable_size: a big block freed already waits in a quarantine inaccessible past its
+ * first page, and reading its size word faults; the fault's report (secure_guard.c) names
+ * this call's misuse then, a double free, not a read after free. */
+static __thread struct {
+    uintptr_t block;
+    const char *caller;
+} reading __attribute__((tls_model("initial-exec")));
+
+void _fa_secure_refree_fault(uintptr_t block, size_t size)
 {
-    size_t n = word_size(block, room);
-    if (n == SIZE_MAX)
-        return n;
+    if (reading.block == block)
+        _fa_double_free(reading.caller, (void *)block, size);
+}
+
+/* The form of allocation whose release `caller` is: "operator delete" or "operator
+ * delete[]", or a C function (free, realloc, ...: none of them starts with an 'o'). */
+static uintptr_t release_origin(const char *caller)
+{
+    if (caller[0] != 'o')
+        return FA_ORIGIN_MALLOC;
+    return caller[sizeof "operator delete" - 1] == '[' ? FA_ORIGIN_NEW_ARRAY : FA_ORIGIN_NEW;
+}
+
+FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t n, uintptr_t origin)
+{
+    static const char *const made_by[] = {"malloc", "operator new", "operator new[]"};
+    _fa_fatal("fitalloc: %s(): alloc-dealloc mismatch: the %zu-byte block at %p was made by %s\n",
+              caller, n, p, made_by[origin]);
+}
+
+/* A live block's decoded size word (its request and state), or SIZE_MAX if its trailer (size
+ * word, canary) is damaged; a freed one is reported as freed again by `caller`. */
+static uintptr_t recorded_word(const char *caller, uintptr_t block, size_t room)
+{
+    reading.block = block;
+    reading.caller = caller;
+    uintptr_t w = word_decoded(block, room);
+    reading.block = 0;
+    if (w == SIZE_MAX)
+        return w;
+    size_t n = w >> FA_WORD_STATE_BITS;
+    if (w & FA_WORD_FREED)
+        _fa_double_free(caller, (void *)block, n);
     size_t end = canary_end(n, room);
-    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? n : SIZE_MAX;
+    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? w : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
 {
     if (_fa_block_is_free(page, p))
-        _fa_double_free(caller, p, shape_of(page).room - FA_TRAILER);
-    size_t n = recorded_size((uintptr_t)p, shape_of(page).room);
+        _fa_double_free(caller, p, claimed_size(page, (uintptr_t)p));
+    uintptr_t w = recorded_word(caller, (uintptr_t)p, shape_of(page).room);
+    size_t n = w == SIZE_MAX ? w : w >> FA_WORD_STATE_BITS;
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
     return n;
@@ -309,7 +386,7 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
         memset((void *)b, fill_byte, shape.fill_end);
-        *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0);
+        *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0, 0);
     }
     /* The page's first block is never handed out: its trailer guards the second block's
      * start, so an underflow of any block is seen whatever the random order put first. */
@@ -354,7 +431,8 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     size_t d = shape.room;
     block->link = block->mark = 0; /* no encoded link shown to the program */
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
-    *(uintptr_t *)(b + d - 8) = size_word(b, n);
+    *(uintptr_t *)(b + d - 8) =
+        size_word(b, n, (uintptr_t)_fa_secure_origin << FA_WORD_ORIGIN_SHIFT);
     return block;
 }
 
@@ -365,8 +443,9 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
     if (n > d - FA_TRAILER)
         return false;
     uintptr_t b = (uintptr_t)p;
+    uintptr_t origin = origin_of(word_decoded(b, d)); /* checked by the caller */
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
-    *(uintptr_t *)(b + d - 8) = size_word(b, n);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n, origin << FA_WORD_ORIGIN_SHIFT);
     return true;
 }
 
@@ -431,19 +510,21 @@ static struct fa_quarantine *quarantine_of(fa_heap_t *heap)
     return heap->quarantine;
 }
 
-/* A block in the quarantine must be as it was freed: link and mark as set (whole: size word
- * and fill too; of a big block, only the first page is accessible, and the rest cannot have
- * changed); else `caller` reports a write after free. */
+/* A block in the quarantine must be as it was freed: no link nor mark (whole: the fill and
+ * the size word too; of a big block, only the first page is accessible, and the rest cannot
+ * have changed); else `caller` reports a write after free. */
 static inline __attribute__((always_inline)) void check_quarantined(const struct fa_held *held,
                                                                     const char *caller, bool whole)
 {
     const fa_block_t *block = held->block;
     const fa_page_t *page = held->page;
     uintptr_t b = (uintptr_t)block;
-    if (block->link != fa_link_encode(FA_LIST_END) || block->mark != fa_page_mark(page) ||
+    if ((block->link | block->mark) != 0 ||
         (whole &&
          !(is_big(page) ? fill_intact(b, FA_OS_PAGE) : free_block_intact(b, shape_of(page)))))
-        report(caller, block, "write after free", shape_of(page).room - FA_TRAILER);
+        /* A big block's size word may be inaccessible here: its room is said. */
+        report(caller, block, "write after free",
+               is_big(page) ? shape_of(page).room - FA_TRAILER : claimed_size(page, b));
 }
 
 /* A big block in the quarantine is inaccessible past its first page (on), so that a read or
@@ -463,8 +544,8 @@ static void protect_held(const fa_page_t *page, fa_block_t *block, bool on)
         _fa_os_unprotect(from, len);
 }
 
-/* The oldest block leaves the quarantine: its link and mark, which the free list is about to
- * overwrite, are checked (malloc checks the rest before handing it out). */
+/* The oldest block leaves the quarantine: its first 16 bytes, where the free list is about to
+ * write its link and mark, are checked (malloc checks the rest before handing it out). */
 static void release_oldest(struct fa_quarantine *q)
 {
     struct fa_held *held = &q->held[q->first];
@@ -510,12 +591,16 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     uintptr_t b = (uintptr_t)p;
     size_t d = page->block_size;
     struct shape shape = shape_of(page);
-    size_t n = recorded_size(b, shape.room);
-    if (n == SIZE_MAX)
+    uintptr_t w = recorded_word(caller, b, shape.room);
+    if (w == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, b));
+    size_t n = w >> FA_WORD_STATE_BITS;
+    if (origin_of(w) != release_origin(caller))
+        report_mismatch(caller, p, n, origin_of(w));
     fa_heap_t *heap = _fa_heap_tls;
     /* An underflow crosses the size word of the block before first; only the page's owner
-     * reads it (only the owner writes size words, so no other thread can see one half done). */
+     * reads it (only the owner hands blocks out, so no other thread writes a live block's
+     * word: the word of a block another thread frees meanwhile stays valid). */
     bool owner = fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap;
     /* A big block follows a guard page, and the block before may be inaccessible. */
     if (owner && b != page->start && !is_big(page) && word_size(b - d, shape.room) == SIZE_MAX)
@@ -523,10 +608,9 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
-    set_bytes((uint8_t *)p + sizeof(fa_block_t), shape.fill_end - sizeof(fa_block_t), fill_byte);
+    set_bytes((uint8_t *)p, shape.fill_end, fill_byte);
+    fa_atomic_store_relaxed((uintptr_t *)(b + shape.room - 8), size_word(b, n, FA_WORD_FREED));
     fa_block_t *block = p;
-    block->link = fa_link_encode(FA_LIST_END);
-    block->mark = fa_page_mark(page);
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
     struct fa_quarantine *q = heap ? quarantine_of(heap) : NULL;

@@ -82,9 +82,11 @@ static void big_block_fault(fa_segment_t *seg, size_t index, uintptr_t a)
     uintptr_t b = first + (a - first) / size * size;
     if (a - b >= size - FA_OS_PAGE)
         report_guard(a, size, b, b < last ? size : 0, b < last ? b + size : 0);
-    if (a - b >= FA_OS_PAGE)
+    if (a - b >= FA_OS_PAGE) {
+        _fa_secure_refree_fault(b, size);
         _fa_fatal("fitalloc: read or write after free at %p, in the freed %u-byte block at %p\n",
                   (void *)a, size, (void *)b);
+    }
 }
 
 /* An access fault at a: reported (no return) if it is secure mode's, else false. */
