@@ -179,12 +179,19 @@ void _fa_option_warning(const char *fmt, ...)
     va_end(ap);
 }
 
+/* Whether var starts with FITALLOC_. Every process runs this on each variable of its
+ * environment, twice: the first letter settles nearly all of them without a call. */
+static inline bool has_prefix(const char *var)
+{
+    return var[0] == 'F' && !strncmp(var, prefix, 9);
+}
+
 /* The value of FITALLOC_<name> in env, or NULL. */
 static const char *env_value(char *const *env, const char *name)
 {
     size_t len = strlen(name);
     for (; *env; env++)
-        if (!strncmp(*env, prefix, 9) && !strncmp(*env + 9, name, len) && (*env)[9 + len] == '=')
+        if (has_prefix(*env) && !strncmp(*env + 9, name, len) && (*env)[9 + len] == '=')
             return *env + 10 + len;
     return NULL;
 }
@@ -298,7 +305,7 @@ bool _fa_options_init(void)
     uint64_t set = 0;
     for (; *env; env++) {
         const char *var = *env;
-        if (strncmp(var, prefix, 9) != 0)
+        if (!has_prefix(var))
             continue;
         const char *name = var + 9;
         const char *eq = strchr(name, '=');

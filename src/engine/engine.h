@@ -180,15 +180,17 @@ void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
 /* large_populate.c: whether the program is seen to use its large blocks whole (then spare
  * pages stand in for fresh ones, and calloc faults the fresh ones in at once): the state
- * (used_whole), or the state after a look at the block watched last (learn, once per large
- * block made); one in a few blocks all fresh is left alone to keep watching (probe: counts
- * one); watch a block whose first fresh byte is `fresh` (from the segment's start; watched if
- * all of it is fresh), or stop watching it (resized); populate [fresh, end); what a watched
+ * (used_whole; callocs_whole: learnt from calloc'd blocks alone, before callocs are faulted
+ * in), or the state after a look at the block watched last (learn, once per large block
+ * made); one in a few blocks all fresh is left alone to keep watching (probe: counts one);
+ * watch a block whose first fresh byte is `fresh` (from the segment's start; watched if all
+ * of it is fresh), or stop watching it (resized); populate [fresh, end); what a watched
  * block's resident pages teach, at its free. */
 bool _fa_large_used_whole(void);
+bool _fa_large_callocs_whole(void);
 bool _fa_large_learn(void);
 bool _fa_large_probe(void);
-void _fa_large_watch(fa_segment_t *seg, size_t fresh);
+void _fa_large_watch(fa_segment_t *seg, size_t fresh, bool zero);
 void _fa_large_unwatch(fa_segment_t *seg);
 void _fa_large_populate(fa_segment_t *seg, size_t fresh, size_t end);
 void _fa_large_watched_freed(fa_segment_t *seg);

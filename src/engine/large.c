@@ -484,10 +484,10 @@ void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable,
         fresh = offset;
     else if (zero)
         fresh = clear_old(seg, offset, fresh, whole);
-    if (!spare)
-        _fa_large_watch(seg, fresh);
-    else if (zero)
+    if (zero && spare && _fa_large_callocs_whole())
         _fa_large_populate(seg, fresh, offset + n);
+    else if (!spare || zero)
+        _fa_large_watch(seg, fresh, zero);
     _fa_purge_start_point(); /* a mapping released or trimmed on the way waits for the purger */
     return (void *)seg->large_block;
 }

@@ -57,6 +57,8 @@ static size_t page_bytes(const fa_segment_t *seg, const fa_page_t *page)
 #define FA_SEG_HEADER_MAX ((FA_SEG_INDEX_END_MAX + FA_OS_PAGE - 1) & ~(size_t)(FA_OS_PAGE - 1))
 _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open before page 0");
 
+#define FA_SMALL_OPEN_STEP ((size_t)4 << FA_SMALL_PAGE_SHIFT)
+
 /* Not in secure mode, whose guard pages (secure_guard.c) stand after every page of blocks and
  * around big blocks: opening the boundary would open them too. */
 static void segment_close(fa_segment_t *seg)
@@ -73,11 +75,15 @@ bool _fa_segment_open(fa_segment_t *seg, size_t end)
 {
     if (fa_likely(end <= seg->opened))
         return true;
-    /* Whole pages, so that a small page costs one system call; with huge pages, 2 MiB steps
-     * keep the boundary off the huge pages' insides. */
-    size_t step = fa_option(huge_pages)     ? ((size_t)2 << 20)
-                  : seg->kind == FA_SEG_BIG ? FA_OS_PAGE
-                                            : (size_t)1 << seg->page_shift;
+    /* Whole pages, 4 small ones at a time: a short program's first allocations take a page
+     * per size class, and a system call for each was most of what its first heap cost. The
+     * boundary stays under 256 KiB past the last page provisioned, so a write running 1 MiB
+     * past a block still faults. With huge pages, 2 MiB steps keep the boundary off the huge
+     * pages' insides. */
+    size_t step = fa_option(huge_pages)       ? ((size_t)2 << 20)
+                  : seg->kind == FA_SEG_BIG   ? FA_OS_PAGE
+                  : seg->kind == FA_SEG_SMALL ? FA_SMALL_OPEN_STEP
+                                              : (size_t)1 << seg->page_shift;
     size_t to = fa_align_up(end, step);
     if (to > FA_SEG_SIZE)
         to = FA_SEG_SIZE;
@@ -174,6 +180,31 @@ static void segment_register(fa_segment_t *seg, int kind)
     _fa_segmap_add(seg, 1);
 }
 
+/* A new segment of this kind, closed past its header (and a small one past its first
+ * step: a page is taken from it at once). Mapped closed, then that much opened: one system
+ * call instead of three (close all but the header, open the first page). */
+static fa_segment_t *segment_map(int kind)
+{
+    fa_segment_t *seg;
+    if (_fa_secure || fa_option(huge_pages)) {
+        seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
+        if (seg && fa_option(huge_pages))
+            _fa_os_huge(seg, FA_SEG_SIZE);
+        if (seg)
+            segment_close(seg);
+        return seg;
+    }
+    size_t open = kind == FA_SEG_SMALL ? FA_SMALL_OPEN_STEP : FA_SEG_HEADER_MAX;
+    seg = _fa_os_reserve(FA_SEG_SIZE, FA_SEG_SIZE);
+    if (seg && !_fa_os_commit(seg, open)) {
+        _fa_os_unmap(seg, FA_SEG_SIZE);
+        return NULL;
+    }
+    if (seg)
+        seg->opened = open;
+    return seg;
+}
+
 static fa_segment_t *segment_new(int kind)
 {
     fa_mutex_lock(&_fa_global_lock);
@@ -195,12 +226,9 @@ static fa_segment_t *segment_new(int kind)
         _fa_stats_commit((int64_t)header_bytes(seg) - FA_OS_PAGE);
         return seg;
     }
-    seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
+    seg = segment_map(kind);
     if (!seg)
         return NULL;
-    if (fa_option(huge_pages))
-        _fa_os_huge(seg, FA_SEG_SIZE);
-    segment_close(seg);
     static unsigned mapped_count;
     seg->index_colour = (uint8_t)(fa_atomic_add_relaxed(&mapped_count, 1) % FA_SEG_INDEX_COLOURS);
     /* Fresh anonymous memory is zero: every page starts CLEAN. */

@@ -26,7 +26,8 @@
 static void *map_aligned(size_t size, size_t align, int prot)
 {
     FA_KEEP_ERRNO;
-    size_t over = size + align;
+    /* Every mapping is page-aligned: no more is needed, nor a trim (a system call). */
+    size_t over = align <= FA_OS_PAGE ? size : size + align;
     if (over < size)
         return NULL;
     /* Map more than needed and trim both ends: the kernel gives no alignment guarantee. */

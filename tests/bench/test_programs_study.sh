@@ -4,7 +4,8 @@
 # the allocator, and a program that is not installed is named with its Debian package, not run.
 # Then the real thing, `tools/bench.sh --study programs` at a tiny scale on three programs and
 # start-up under fitalloc and glibc: exit 0, no timed bench runs, report.md holds a row per
-# program and the geometric means, programs.json a clean run per program, allocator and round.
+# program, the geometric means and the summary (start-up out of the means, against no preload),
+# programs.json a clean run per program, allocator and round.
 test_name=test_programs_study
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -59,7 +60,10 @@ for run in doc["runs"]:
 report = open(os.path.join(res, "report.md")).read()
 for name in programs:
     assert f"| {name} | " in report, name
-assert "| **geometric mean** |" in report
+assert "| **geometric mean** (start-up apart) |" in report
+# The summary: means over the programs without start-up, which is given against no preload.
+assert f"Geometric means over {len(programs) - 1} programs" in report, report
+assert "- fitalloc's time: " in report and "- startup (against no preload): " in report, report
 print("study: ok")
 PY
 ((rc == 0)) || fail "the study's files (above)"
