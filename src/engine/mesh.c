@@ -28,8 +28,8 @@
  * last pass through its class.
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
- * every page with a shared frame is frozen (read-only where it cannot be) and the file's pages
- * are copied into a new file; the parent lets its writes go on. The child does not inherit the
+ * every page with a shared frame is frozen (if other threads could write and the process can
+ * freeze) and the file's pages are copied into a new file; the parent lets its writes go on. The child does not inherit the
  * shared frames' mappings (MADV_DONTFORK: the kernel copies none at fork) and maps them all
  * onto the copy before fork returns in it, so that a system call of the child writing into a
  * block finds it mapped (a frame left a hole until the child's first touch made such a call
