@@ -16,19 +16,6 @@
 
 #include "mesh_test.h"
 
-static atomic_int stop;
-
-/* Rewrites the even blocks with their own pattern while the main thread forks. */
-static void *rewriter(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop))
-        for (size_t i = 0; i < count; i += 2)
-            if (blocks[i])
-                fa_pattern_fill(blocks[i], BLOCK, tags[i]);
-    return NULL;
-}
-
 static void on_segv(int sig)
 {
     (void)sig;
@@ -114,7 +101,7 @@ static void case_fork(void)
     /* ThreadSanitizer would take the writers and the copies at fork for a race. */
     size_t writers = FA_TEST_TSAN ? 0 : 2;
     for (size_t i = 0; i < writers; i++)
-        CHECK_EQ(pthread_create(&t[i], NULL, rewriter, NULL), 0);
+        CHECK_EQ(pthread_create(&t[i], NULL, rewrite_even_blocks, NULL), 0);
     for (int round = 0; round < 3; round++) {
         pid_t pid = fork();
         CHECK(pid >= 0);
@@ -132,7 +119,7 @@ static void case_fork(void)
             if (blocks[i])
                 CHECK(fa_pattern_find_bad(blocks[i], BLOCK, tags[i]) == (size_t)-1);
     }
-    atomic_store(&stop, 1);
+    atomic_store(&mesh_test_stop, 1);
     for (size_t i = 0; i < writers; i++)
         CHECK_EQ(pthread_join(t[i], NULL), 0);
     check_blocks();
