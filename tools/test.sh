@@ -3,7 +3,9 @@
 #
 # First installs the Debian packages it needs when they are missing (tools/deps.sh test).
 #
-#   (a) Release build in build/            + ctest
+#   (a) Release build in build/            + ctest, then its compiled tests but meshing's own
+#       (tests/mesh/, which turn meshing on themselves) again with FITALLOC_MESH=0, so that the
+#       engine without meshing stays tested whatever FITALLOC_MESH's default is
 #   (b) ASan+UBSan build in build-asan/    + ctest   (RelWithDebInfo)
 #   (c) TSan build in build-tsan/          + ctest   (RelWithDebInfo)
 #   (d) tools/check-format.sh
@@ -13,7 +15,7 @@
 #       with a line saying why, without the cross compiler, qemu-user or (as root) binfmt_misc
 #   (g) Debian packages in build-deb/: tools/package.sh --test (cpack, lintian, install, use,
 #       remove); skipped, with a line saying why, when it cannot install them on this machine
-# --quick runs (a) only. Stops at the first failure. The last line is
+# --quick runs (a) only, without the FITALLOC_MESH=0 run. Stops at the first failure. The last line is
 # "N passed, 0 failed", with ", K skipped" added when K is not 0: tests that exited with 77, and
 # stages or parts of one that could not run here (the aarch64 stage, leak detection), each named
 # on a "skipped:" line just before it (a test with the reason it printed: tools/skip-reasons.sh).
@@ -173,6 +175,13 @@ banner "(a) Release build: build/"
 build build -DCMAKE_BUILD_TYPE=Release -DFITALLOC_SANITIZE= -DFITALLOC_OVERRIDE=ON
 banner "(a) Release tests"
 run_ctest build
+
+if ((!quick)); then
+    banner "(a) Release compiled tests with meshing off (FITALLOC_MESH=0)"
+    no_mesh=$(find tests -mindepth 2 -maxdepth 2 \( -name 'test_*.c' -o -name 'test_*.cpp' \) |
+        sed -E 's#^tests/([^/]+)/test_(.*)\.(c|cpp)$#\1/\2#' | grep -v '^mesh/' | sort | paste -sd '|')
+    run_ctest build env FITALLOC_MESH=0 -- -R "^(${no_mesh})\$"
+fi
 
 if ((!quick)); then
     # -----------------------------------------------------------------------

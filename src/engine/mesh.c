@@ -28,12 +28,13 @@
  * merges and tries only pairs with a page that changed since the last pass through its class.
  *
  * fork: the file is shared memory, which a child would share with its parent. Before fork
- * every page with a shared frame is frozen (read-only where it cannot be) and the file's pages
- * are copied into a new file; the parent lets its writes go on. The child does not inherit the shared frames'
- * mappings (MADV_DONTFORK: fewer mappings for the kernel to copy at fork and to remove at the
- * child's exit); it maps a page's frames onto the copy only when it touches the page (a fault)
- * or its mesher first runs: a child that execs at once (a fork then exec) maps none. The cost
- * follows the meshed memory, not the heap. posix_spawn, vfork and system() share the parent's
+ * every page with a shared frame is frozen (if other threads could write and the process can
+ * freeze) and the file's pages are copied into a new file; the parent lets its writes go on. The child does not inherit the
+ * shared frames' mappings (MADV_DONTFORK: the kernel copies none at fork) and maps them all
+ * onto the copy before fork returns in it, so that a system call of the child writing into a
+ * block finds it mapped (a frame left a hole until the child's first touch made such a call
+ * fail with EFAULT). The cost follows the meshed memory, not the heap: a mapping per run of
+ * frames on consecutive pages of the file. posix_spawn, vfork and system() share the parent's
  * memory until exec and need nothing. */
 #include "engine/mesh.h"
 
@@ -67,79 +68,16 @@ static fa_mesh_group_t *group_chunk; /* groups not handed out yet, and how many 
 static size_t group_chunk_left;
 static long shared_frames, shared_limit;
 static uint64_t next_pass;
-/* Odd while frames are write-protected for a fork (in a process that cannot freeze): the fault handler waits on it;
- * the threads waiting, so that lowering the barrier calls the kernel only for them. */
-static uint32_t barrier_epoch;
-static uint32_t barrier_waiters;
-/* In a child after fork: its pages still to map onto its own copy of the file, and the fault
- * handlers mapping one right now (mesh.c, "fork"). */
-static long pending_pages;
-static uint32_t remappers;
-
-static bool settle_faulting(uintptr_t address);
-
 /* For tests only (mesh.h): called while a merge's frames are protected, to hold the window
  * open long enough to be hit. NULL in every program but the test that sets it. */
 void (*_fa_mesh_test_window_hook)(void);
-
-/* ---- the write barrier ---- */
-
-static __thread uintptr_t last_fault_frame __attribute__((tls_model("initial-exec")));
-static __thread uint32_t last_fault_epoch __attribute__((tls_model("initial-exec")));
-
-/* In a signal handler: only atomic loads, the futex and this thread's own variables. Nothing
- * but the barrier write-protects memory of small segments, so a write fault there is ours: it
- * waits for the barrier, or, if the barrier was lifted before we looked, tries once more. A
- * second fault on the same frame with no barrier in between is not ours after all. */
-static bool fault_retry(uintptr_t address)
-{
-    size_t chunk = address >> FA_SEG_SHIFT;
-    if (chunk >= FA_SEGMAP_SIZE)
-        return false;
-    fa_map_entry_t entry = fa_atomic_load_acquire(&_fa_segmap[chunk]);
-    if (!fa_map_is_segment(entry) ||
-        ((fa_segment_t *)(address & ~FA_SEG_MASK))->kind != FA_SEG_SMALL)
-        return false;
-    if (fa_atomic_load_acquire(&pending_pages) && settle_faulting(address))
-        return true;
-    uintptr_t frame = address & ~(uintptr_t)(FA_MESH_FRAME - 1);
-    uint32_t epoch = fa_atomic_load_acquire(&barrier_epoch);
-    if (epoch & 1) {
-        /* Counted before the epoch is read again by the futex: a lowering that misses the
-         * count has already changed the epoch, and the wait returns at once. */
-        fa_atomic_add_relaxed(&barrier_waiters, 1);
-        fa_atomic_fence_seq_cst();
-        _fa_os_futex_wait(&barrier_epoch, epoch, -1);
-        fa_atomic_sub_relaxed(&barrier_waiters, 1);
-    } else if (last_fault_frame == frame && last_fault_epoch == epoch) {
-        return false;
-    }
-    last_fault_frame = frame;
-    last_fault_epoch = epoch;
-    return true;
-}
-
-static void barrier_raise(void)
-{
-    /* Sequentially consistent before the first mprotect: a thread that faults sees it odd. */
-    fa_atomic_store_seq_cst(&barrier_epoch, barrier_epoch + 1);
-}
-
-static void barrier_lower(void)
-{
-    fa_atomic_store_seq_cst(&barrier_epoch, barrier_epoch + 1);
-    if (fa_atomic_load_seq_cst(&barrier_waiters))
-        _fa_os_futex_wake(&barrier_epoch, 0x7fffffff);
-}
 
 /* ---- the memory file and its pages ---- */
 
 static bool file_ready(void)
 {
     if (window)
-        return _fa_os_fault_hook(fault_retry);
-    if (!_fa_os_fault_hook(fault_retry))
-        return false;
+        return true;
     region_users = _fa_os_map_aligned(FA_MESH_REGIONS * sizeof *region_users, FA_OS_PAGE);
     region_next = _fa_os_map_aligned(FA_MESH_REGIONS * sizeof *region_next, FA_OS_PAGE);
     if (!region_users || !region_next)
@@ -569,7 +507,6 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
 static size_t collect_all(bool give_back, bool *any)
 {
     size_t released = 0;
-    _fa_mesh_settle_child();
     _fa_mesh_take_detached();
     for (size_t bin = 0; bin < FA_SMALL_BINS; bin++) {
         for (fa_mesh_page_t *rec = _fa_mesh_pages[bin], *after; rec; rec = after) {
@@ -637,10 +574,8 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
 
 static int copy_file = -1; /* the file the child maps, made before the fork */
 static char *copy_window;
-/* How the parent's meshed pages were held still while copied: not at all (no other thread
- * could write), frozen (platform/freeze.c), or read-only (mprotect; in a process that cannot
- * freeze, a fork child that inherited meshed pages, the fault handler makes writers wait). */
-static enum { COPY_UNGUARDED, COPY_FROZEN, COPY_READ_ONLY } copy_guard;
+/* Whether the parent's meshed pages were frozen while copied (platform/freeze.c). */
+static bool copy_frozen;
 
 /* Every detached page with a shared frame. */
 #define FOR_SHARING_PAGES(rec)                                                                     \
@@ -648,16 +583,14 @@ static enum { COPY_UNGUARDED, COPY_FROZEN, COPY_READ_ONLY } copy_guard;
         for (fa_mesh_page_t *rec = _fa_mesh_pages[bin_]; rec; rec = rec->next)                     \
             if (rec->shared)
 
-/* A page's frames, shared or not, held still or writable again: one call a page rather than
- * one a frame (a fork may have tens of thousands of shared frames). */
-static void protect_page(const fa_mesh_page_t *rec, bool on)
+/* A page's frames, shared or not, frozen or writable again: one call a page rather than one a
+ * frame (a fork may have tens of thousands of shared frames). */
+static void freeze_page(const fa_mesh_page_t *rec, bool on)
 {
     void *start = (void *)rec->page->start;
     size_t size = fa_mesh_frame_count(rec->page) * FA_MESH_FRAME;
-    bool ok = copy_guard == COPY_FROZEN ? on ? _fa_os_freeze(start, size) : _fa_os_thaw(start, size)
-                                        : _fa_os_write_protect(start, size, on);
-    if (!ok)
-        _fa_fatal("fitalloc: fork: meshing could not protect %p\n", start);
+    if (!(on ? _fa_os_freeze(start, size) : _fa_os_thaw(start, size)))
+        _fa_fatal("fitalloc: fork: meshing could not freeze %p\n", start);
 }
 
 /* Each run of a page's shared frames (one mapping or several) in one call; false if one
@@ -677,31 +610,31 @@ static bool shared_runs_dont_fork(const fa_mesh_page_t *rec)
     return ok;
 }
 
-static void protect_sharing_pages(bool on)
+static void freeze_sharing_pages(bool on)
 {
     FOR_SHARING_PAGES(rec)
-    protect_page(rec, on);
+    freeze_page(rec, on);
 }
 
 void _fa_mesh_before_fork(void)
 {
     _fa_mesh_fork_prepare();
-    _fa_mesh_settle_child();
     if (!shared_frames)
         return;
     copy_file = _fa_os_shared_create(FA_MESH_FILE_SIZE);
     copy_window = copy_file >= 0 ? _fa_os_shared_window(copy_file, FA_MESH_FILE_SIZE) : NULL;
     if (!copy_window)
         _fa_fatal("fitalloc: fork: no memory file for the child's meshed pages\n");
-    barrier_raise();
-    /* Read-only while copied, so that no thread's write is half in the copy; unless no other
-     * thread can write: fork's own thread is here, and the purge thread waits for the mesher's
-     * lock, which we hold. */
-    copy_guard = _fa_os_thread_count() == 1 + _fa_purge_threads() ? COPY_UNGUARDED
-                 : _fa_os_freeze_ready(NULL)                      ? COPY_FROZEN
-                                                                  : COPY_READ_ONLY;
-    if (copy_guard != COPY_UNGUARDED)
-        protect_sharing_pages(true);
+    /* Frozen while copied, so that no thread's write is half in the copy: unless no other
+     * thread can write (fork's own thread is here, and the purge thread waits for the mesher's
+     * lock, which we hold), or the process cannot freeze (a fork child that inherited meshed
+     * pages but may not open a userfaultfd): its copy is then taken frame by frame while other
+     * threads may write, as the kernel copies page by page (a block written during the fork
+     * may reach the child half written). Never read-only instead: a system call writing into
+     * a block would fail with EFAULT, and a thread blocking SIGSEGV would die. */
+    copy_frozen = _fa_os_thread_count() != 1 + _fa_purge_threads() && _fa_os_freeze_ready(NULL);
+    if (copy_frozen)
+        freeze_sharing_pages(true);
     /* Every group's page once, through its first member. */
     FOR_SHARING_PAGES(rec)
     for (size_t k = 0; k < FA_MESH_FRAMES; k++) {
@@ -720,9 +653,8 @@ void _fa_mesh_before_fork(void)
 void _fa_mesh_after_fork_parent(void)
 {
     if (copy_window) {
-        if (copy_guard != COPY_UNGUARDED)
-            protect_sharing_pages(false);
-        barrier_lower();
+        if (copy_frozen)
+            freeze_sharing_pages(false);
         _fa_os_unmap(copy_window, FA_MESH_FILE_SIZE);
         _fa_os_close(copy_file);
         copy_window = NULL;
@@ -732,8 +664,7 @@ void _fa_mesh_after_fork_parent(void)
 }
 
 /* The child maps each page's shared frames (not inherited: holes) onto its file (the copy), a
- * run of neighbouring frames on neighbouring file pages in one call. The same calls again
- * change nothing: two threads may do it at once. */
+ * run of neighbouring frames on neighbouring file pages in one call. */
 static void child_map_page(fa_mesh_page_t *rec)
 {
     rec->dont_fork = false;
@@ -754,74 +685,6 @@ static void child_map_page(fa_mesh_page_t *rec)
     }
 }
 
-/* In a signal handler (fault_retry): the child touched a page still mapped onto the parent's
- * file; map it onto the child's copy. Counted in `remappers` before `pending` is read, so that
- * a mesher that settles every page (below) and then changes mappings waits for us. */
-static bool settle_faulting(uintptr_t address)
-{
-    fa_map_entry_t entry = fa_atomic_load_acquire(&_fa_segmap[address >> FA_SEG_SHIFT]);
-    fa_mesh_page_t *rec = fa_atomic_load_acquire(&fa_map_page(entry, address)->mesh);
-    if (!rec)
-        return false;
-    fa_atomic_add_seq_cst(&remappers, 1);
-    bool pending = fa_atomic_load_seq_cst(&rec->pending);
-    if (pending) {
-        child_map_page(rec);
-        fa_atomic_store_release(&rec->pending, false);
-    }
-    fa_atomic_sub_seq_cst(&remappers, 1);
-    return pending;
-}
-
-/* Under _fa_mesh_lock, before the mesher changes any mapping or forks: every page of the child
- * mapped onto its copy, and no fault handler still mapping one (it might map a page onto where
- * its frames were before the mesher moves them). Mapped before `pending` clears: a handler that
- * sees it clear lets the access run again, which must then succeed. */
-void _fa_mesh_settle_child(void)
-{
-    if (!fa_atomic_load_relaxed(&pending_pages))
-        return;
-    FOR_SHARING_PAGES(rec)
-    if (fa_atomic_load_relaxed(&rec->pending)) {
-        child_map_page(rec);
-        fa_atomic_store_seq_cst(&rec->pending, false);
-    }
-    fa_atomic_store_seq_cst(&pending_pages, 0);
-    while (fa_atomic_load_seq_cst(&remappers))
-        fa_cpu_relax();
-}
-
-/* A page's frames of its own (not shared) writable again, a run in one call: in the child,
- * where its shared frames are holes that mprotect would stop at. */
-static void unprotect_private_frames(const fa_mesh_page_t *rec)
-{
-    size_t frames = fa_mesh_frame_count(rec->page);
-    for (size_t k = 0; k < frames;) {
-        size_t run = 0;
-        while (k + run < frames && !rec->frames[k + run].group)
-            run++;
-        if (run && !_fa_os_write_protect((void *)fa_mesh_frame_address(&rec->frames[k]),
-                                         run * FA_MESH_FRAME, false))
-            _fa_fatal("fitalloc: fork: the child could not unprotect %p\n",
-                      (void *)fa_mesh_frame_address(&rec->frames[k]));
-        k += run + 1;
-    }
-}
-
-/* Whether the kernel kept MADV_DONTFORK, looked at on one marked page (an emulator such as
- * qemu-user may ignore the advice: the child then shares the parent's file, and must map its
- * copy everywhere at once). */
-static bool inherited_no_shared_frame(void)
-{
-    FOR_SHARING_PAGES(rec)
-    if (rec->dont_fork)
-        for (size_t k = 0; k < FA_MESH_FRAMES; k++)
-            if (rec->frames[k].group)
-                return !_fa_os_mapped((void *)fa_mesh_frame_address(&rec->frames[k]),
-                                      FA_MESH_FRAME);
-    return true;
-}
-
 void _fa_mesh_after_fork_child(void)
 {
     if (copy_window) {
@@ -832,27 +695,11 @@ void _fa_mesh_after_fork_child(void)
         file = copy_file;
         copy_window = NULL;
         copy_file = -1;
-        /* The shared frames are holes here, mapped onto the copy when touched. The pages'
-         * other frames are the child's private copies already, writable again if the parent
-         * protected them. */
-        long pending = 0;
-        /* Mapped at a touch only if the touch reaches our handler: the thread that forked
-         * (the child's only one) may block SIGSEGV, or the program may have put its own
-         * handler in front since the last pass. */
-        bool holes = inherited_no_shared_frame() && _fa_os_fault_deliverable();
+        /* The shared frames are holes here (or, where the kernel ignored MADV_DONTFORK, the
+         * parent's mappings): all mapped onto the copy now. The pages' other frames are the
+         * child's private copies already. */
         FOR_SHARING_PAGES(rec)
-        {
-            if (copy_guard == COPY_READ_ONLY)
-                unprotect_private_frames(rec);
-            if (rec->dont_fork && holes) {
-                rec->pending = true;
-                pending++;
-            } else {
-                child_map_page(rec); /* it inherited the parent's mappings: replaced now */
-            }
-        }
-        fa_atomic_store_seq_cst(&pending_pages, pending);
-        fa_atomic_store_relaxed(&barrier_epoch, barrier_epoch + 1);
+        child_map_page(rec);
     }
     if (_fa_mesh_on) {
         _fa_os_freeze_after_fork_child();

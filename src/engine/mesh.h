@@ -68,9 +68,6 @@ typedef struct fa_mesh_page_s {
     /* A fork child will not inherit its shared frames' mappings (mesh.c, "fork"): set at a
      * fork, cleared when one of them is mapped again. */
     bool dont_fork;
-    /* In a child after fork: its shared frames are not mapped yet, until the child touches
-     * the page or its mesher runs (mesh.c, "fork"). */
-    bool pending;
     fa_mesh_frame_t frames[FA_MESH_FRAMES];
     uint64_t live[FA_MESH_SLOTS / 64]; /* bit i: block i is in use */
 } fa_mesh_page_t;
@@ -107,10 +104,8 @@ void _fa_mesh_take_detached(void); /* pages detached since the last look join th
 void _fa_mesh_collect(fa_mesh_page_t *rec);
 void _fa_mesh_release(fa_mesh_page_t *rec);
 /* mesh.c, for mesh_page.c: a page's frames back to private memory (its last block freed), and
- * its region of the memory file let go; in a child after fork, under the lock, every page
- * mapped onto the child's own copy of the file before any mapping changes. */
+ * its region of the memory file let go. */
 void _fa_mesh_unmesh(fa_mesh_page_t *rec);
-void _fa_mesh_settle_child(void);
 /* A test's hook, run between a merge's copy and its remapping (tests/mesh/test_mesh_efault.c). */
 extern void (*_fa_mesh_test_window_hook)(void);
 

@@ -220,7 +220,6 @@ fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin)
 {
     if (!_fa_mesh_on || bin >= FA_SMALL_BINS || !fa_mutex_trylock(&_fa_mesh_lock))
         return NULL;
-    _fa_mesh_settle_child();
     _fa_mesh_take_detached();
     fa_mesh_page_t *rec = _fa_mesh_pages[bin];
     fa_page_t *page = NULL;

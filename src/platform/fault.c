@@ -1,8 +1,6 @@
-/* Faults fitalloc causes on purpose: while the mesher copies the live blocks of a page, the
- * page is read-only, and a thread writing into it takes a SIGSEGV that must wait for the copy
- * and then write again, not end the program; a fork child finds its meshed frames unmapped
- * until it maps them onto its own copy, at its first touch; in secure mode, an access to a
- * guard page or a quarantined block is reported (the hook does not return). Each hook is asked
+/* Faults fitalloc causes on purpose: in secure mode, an access to a guard page or a quarantined
+ * block is reported (the hook does not return). Meshing needs no handler: what it holds still
+ * is frozen with userfaultfd (freeze.c), where a writer waits in the kernel. Each hook is asked
  * in turn; every other fault goes on to the handler the program (or a sanitizer, or a
  * language runtime) installed before ours, as if ours were not there; with none, to the
  * default action. */
@@ -11,11 +9,10 @@
 #include "platform/keep_errno.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 
-#define FA_FAULT_HOOKS 2 /* meshing's and secure mode's */
+#define FA_FAULT_HOOKS 1 /* secure mode's */
 static bool (*hooks[FA_FAULT_HOOKS])(uintptr_t address);
 static struct sigaction previous;
 
@@ -71,17 +68,5 @@ bool _fa_os_fault_hook(bool (*retry)(uintptr_t address))
         sigemptyset(&mine.sa_mask);
         ok = sigaction(SIGSEGV, &mine, NULL) == 0;
     }
-    return ok;
-}
-
-bool _fa_os_fault_deliverable(void)
-{
-    int saved = errno;
-    sigset_t blocked;
-    struct sigaction current;
-    bool ok = pthread_sigmask(SIG_BLOCK, NULL, &blocked) == 0 && !sigismember(&blocked, SIGSEGV) &&
-              sigaction(SIGSEGV, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
-              current.sa_sigaction == on_fault;
-    errno = saved;
     return ok;
 }

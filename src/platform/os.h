@@ -97,14 +97,10 @@ bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset);
 /* A fork child will not inherit the mappings of [p, p+size): the range is a hole there; a
  * mapping made there later is inherited again. false on failure. */
 bool _fa_os_dont_fork(void *p, size_t size);
-/* Whether all of [p, p+size) is mapped (true too where the kernel cannot tell). */
-bool _fa_os_mapped(void *p, size_t size);
 /* Map fresh private zero pages at p, replacing what is there. */
 bool _fa_os_map_fresh_at(void *p, size_t size);
 /* Give the file's pages in [offset, offset+size) back to the OS (they read as zero). */
 void _fa_os_shared_punch(int fd, size_t offset, size_t size);
-/* Make [p, p+size) read-only (on) or read/write again (off); false on failure. */
-bool _fa_os_write_protect(void *p, size_t size, bool on);
 /* The kernel's page size (4 KiB on x86-64; 4, 16 or 64 KiB on aarch64 kernels). */
 size_t _fa_os_page_size(void);
 /* The most kernel mappings (VMAs) the process may have: vm.max_map_count. */
@@ -134,17 +130,13 @@ void _fa_os_freeze_after_fork_child(void);
 /* ---- fault.c: faults in memory fitalloc protects on purpose ---- */
 
 /* Install, or install again if the program has since put its own handler in its place, the
- * SIGSEGV handler that asks `retry` (and the other hooks installed, two at most) about every
- * fault at an address, of a protected page (SEGV_ACCERR) or of an unmapped one (SEGV_MAPERR):
- * true means the fault was fitalloc's (write protection, already lifted: retry waits for that;
- * a range a fork child has yet to map, now mapped), and the access is done again (a hook may
- * also report and not return); false hands the fault to the next hook, then to the handler
- * that was installed before (the program's, or the default action). false if no handler could
- * be installed. Hooks are installed while one thread runs, or under a lock. */
+ * SIGSEGV handler that asks `retry` (secure mode's guard check) about every fault at an
+ * address, of a protected page (SEGV_ACCERR) or of an unmapped one (SEGV_MAPERR): true means
+ * the fault was fitalloc's and the access is done again (a hook may also report and not
+ * return); false hands the fault to the handler that was installed before (the program's, or
+ * the default action). false if no handler could be installed. Hooks are installed while one
+ * thread runs, or under a lock. */
 bool _fa_os_fault_hook(bool (*retry)(uintptr_t address));
-/* Whether a fault of the calling thread reaches the hooks now: its handler is in place and the
- * thread does not block SIGSEGV. */
-bool _fa_os_fault_deliverable(void);
 
 /* ---- os_process.c: the C library's process-level facilities ---- */
 

@@ -42,14 +42,6 @@ bool _fa_os_map_shared_at(void *p, size_t size, int fd, size_t offset)
     return q == p;
 }
 
-bool _fa_os_mapped(void *p, size_t size)
-{
-    FA_KEEP_ERRNO;
-    /* madvise fails with ENOMEM on a range with unmapped pages, and changes nothing here. */
-    bool mapped = madvise(p, size, MADV_NORMAL) == 0;
-    return mapped;
-}
-
 bool _fa_os_dont_fork(void *p, size_t size)
 {
     FA_KEEP_ERRNO;
@@ -68,12 +60,6 @@ void _fa_os_shared_punch(int fd, size_t offset, size_t size)
 {
     FA_KEEP_ERRNO;
     fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)size);
-}
-
-bool _fa_os_write_protect(void *p, size_t size, bool on)
-{
-    FA_KEEP_ERRNO;
-    return mprotect(p, size, on ? PROT_READ : PROT_READ | PROT_WRITE) == 0;
 }
 
 long _fa_os_max_mappings(void)

@@ -69,6 +69,20 @@ static inline size_t check_blocks(void)
     return live;
 }
 
+/* Until mesh_test_stop is set, rewrites the even blocks with their own pattern (a thread that
+ * writes into meshed pages while another forks). */
+static atomic_int mesh_test_stop;
+
+static inline void *rewrite_even_blocks(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&mesh_test_stop))
+        for (size_t i = 0; i < count; i += 2)
+            if (blocks[i])
+                fa_pattern_fill(blocks[i], BLOCK, tags[i]);
+    return NULL;
+}
+
 static inline void free_all(void)
 {
     for (size_t i = 0; i < count; i++)

@@ -5,8 +5,8 @@
  *              ioctl): no merge, as for most unprivileged processes;
  *   proc       /proc is an empty tmpfs (a mount namespace): meshing runs without it, fork too;
  *   huge       FITALLOC_HUGE_PAGES=1: meshing off;
- *   segv-fork  a thread that blocks SIGSEGV forks with meshed pages: the child cannot map its
- *              meshed frames at a touch (the fault would kill it), so it maps them at once;
+ *   segv-fork  a thread that blocks SIGSEGV forks with meshed pages: the child's blocks read
+ *              by the kernel, then by the child;
  *   own-uffd   the program registered its blocks' pages with a userfaultfd of its own, which
  *              meshing then cannot freeze: those frames are not merged (and the program not
  *              stopped).
@@ -115,12 +115,9 @@ static void expect(const char *self, const char *name, const char *const env[], 
                   said);
 }
 
-/* In a fork child: every live block read by us, then by the kernel (a pwrite from it). Not the
- * kernel first: a child's meshed frame is a hole until the child touches its page, and a
- * system call reading it before that fails with EFAULT (docs/design.md, "Meshing"). */
+/* In a fork child: every live block read by the kernel (a pwrite from it), then by us. */
 static void child_reads_blocks(void)
 {
-    check_blocks();
     int file = open("fallback-scratch.tmp", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (file < 0)
         _exit(3);
@@ -128,6 +125,7 @@ static void child_reads_blocks(void)
     for (size_t i = 0; i < count; i++)
         if (blocks[i] && pwrite(file, blocks[i], BLOCK, 0) != BLOCK)
             _exit(4);
+    check_blocks();
     _exit(0);
 }
 

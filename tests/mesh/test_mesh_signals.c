@@ -1,10 +1,10 @@
-/* Meshing installs a SIGSEGV handler (for the write barrier: platform/fault.c); the program's
- * own handler must keep seeing its faults. A handler installed before meshing starts, and one
- * installed after (fitalloc puts its own back in front at the next pass, chaining to it), both
- * run on a genuine fault: a write into memory the program made read-only, outside fitalloc's
- * heap, and inside it (an OS page of a live block's page the program protects itself: fitalloc
- * lets the write run once more, then hands the fault on). With no handler of the program's, a
- * genuine fault still ends the process with SIGSEGV (or, under a sanitizer, with its report). */
+/* With meshing on, the program's SIGSEGV handler keeps seeing its faults: meshing installs no
+ * handler (what it holds still is frozen with userfaultfd, where writers wait in the kernel).
+ * A handler installed before meshing starts, and one installed after, both run on a genuine
+ * fault: a write into memory the program made read-only, outside fitalloc's heap, and inside
+ * it (an OS page of a live block's page the program protects itself). With no handler of the
+ * program's, a genuine fault still ends the process with SIGSEGV (or, under a sanitizer, with
+ * its report). */
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -74,7 +74,7 @@ static void case_after(void)
     fragment(7);
     CHECK(fa_test_stats().mesh_merges > 0);
     install();
-    /* More meshing after the program's handler came: fitalloc's goes in front of it again. */
+    /* More meshing after the program's handler came. */
     for (size_t i = 0; i < count; i += 3) {
         fa_free(blocks[i]);
         blocks[i] = NULL;
@@ -82,6 +82,24 @@ static void case_after(void)
     fa_collect();
     genuine_fault();
     check_blocks();
+    free_all();
+}
+
+/* Meshing, merges and a fork leave SIGSEGV's disposition as the program (here: the default, or
+ * a sanitizer's handler) had it. */
+static void case_untouched(void)
+{
+    struct sigaction before, after;
+    CHECK_EQ(sigaction(SIGSEGV, NULL, &before), 0);
+    fragment(10);
+    CHECK(fa_test_stats().mesh_merges > 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    CHECK_EQ(waitpid(pid, NULL, 0), pid);
+    CHECK_EQ(sigaction(SIGSEGV, NULL, &after), 0);
+    CHECK(after.sa_flags == before.sa_flags && after.sa_handler == before.sa_handler);
     free_all();
 }
 
@@ -107,7 +125,7 @@ static void case_default(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        const char *cases[] = {"before", "after", "default"};
+        const char *cases[] = {"before", "after", "default", "untouched"};
         mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
         return 0;
     }
@@ -118,6 +136,8 @@ int main(int argc, char **argv)
         case_after();
     else if (!strcmp(argv[1], "default"))
         case_default();
+    else if (!strcmp(argv[1], "untouched"))
+        case_untouched();
     else
         return 2;
     return 0;

@@ -50,18 +50,8 @@ static void case_writers(void)
     free_all();
 }
 
-/* fork after meshing, with a thread writing the even blocks meanwhile: each side sees its own
- * data. */
-static void *rewriter(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop))
-        for (size_t i = 0; i < count; i += 2)
-            if (blocks[i])
-                fa_pattern_fill(blocks[i], BLOCK, tags[i]);
-    return NULL;
-}
-
+/* fork after meshing, with a thread writing the even blocks meanwhile (rewrite_even_blocks):
+ * each side sees its own data. */
 static void check_odd(void)
 {
     for (size_t i = 1; i < count; i += 2)
@@ -77,7 +67,7 @@ static void case_fork(void)
     /* ThreadSanitizer would take the writer and the copies at fork for a race. */
     bool writer = !FA_TEST_TSAN;
     if (writer)
-        CHECK_EQ(pthread_create(&t, NULL, rewriter, NULL), 0);
+        CHECK_EQ(pthread_create(&t, NULL, rewrite_even_blocks, NULL), 0);
     for (int round = 0; round < 3; round++) {
         pid_t pid = fork();
         CHECK(pid >= 0);
@@ -115,7 +105,7 @@ static void case_fork(void)
         CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
         check_odd(); /* the child's writes are not ours */
     }
-    atomic_store(&stop, 1);
+    atomic_store(&mesh_test_stop, 1);
     if (writer)
         CHECK_EQ(pthread_join(t, NULL), 0);
     check_blocks();

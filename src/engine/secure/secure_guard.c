@@ -17,8 +17,7 @@
  * would round up over blocks.
  *
  * A fault in a guard, in a quarantined big or large block or in malloc(0)'s region reaches
- * guard_fault through the SIGSEGV handler of platform/fault.c (which asks meshing's hook too:
- * neither claims the other's faults, and meshing leaves secure pages alone); it reports it with
+ * guard_fault through the SIGSEGV handler of platform/fault.c; it reports it with
  * the blocks around it and stops the program. Any other fault goes on to the program's own
  * handler. The report reads only page descriptors, the segment map and large blocks' headers,
  * which a write running off a block meets a guard page before reaching.
