@@ -3,10 +3,10 @@
 # links first and together (cmake/hot-text.cmake):  bash tools/hot-text.sh [build-dir]
 #
 # Runs, under callgrind with LD_PRELOAD=<build-dir>/libfitalloc.so (default build/), the
-# program of tests/symbols/hot_text.c, a C++ one (operator new and delete) and bench workloads
+# program of tests/cmake/hot_text.c, a C++ one (operator new and delete) and bench workloads
 # at smoke size, and lists every function of the library that ran in any of them. Needs
 # valgrind and a C++ compiler. Run it again when a path of the default mode moves to a function
-# of its own: tests/symbols/test_hot_text.sh fails then.
+# of its own: tests/cmake/test_hot_text.sh fails then.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 cc=${CC:-cc}
 flags=(-std=gnu11 -O2 -pthread -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc
        -fno-builtin-realloc)
-"$cc" "${flags[@]}" -o "$work/hot_text" "$root/tests/symbols/hot_text.c"
+"$cc" "${flags[@]}" -o "$work/hot_text" "$root/tests/cmake/hot_text.c"
 runs=("$work/hot_text")
 # A C++ program's calls: operator new and delete in their forms.
 cat >"$work/hot_text_cxx.cpp" <<'CXX'

@@ -59,7 +59,7 @@ static inline uintptr_t fa_page_mark(const fa_page_t *page)
  *                             (An alias of an interior address may pass, as r * M can cancel
  *                             that multiple; the fast path then faults reading the block,
  *                             before writing anything: non-canonical addresses never map.)
- * tests/unit/test_block_check.c checks every offset of every size class. */
+ * tests/engine/test_block_check.c checks every offset of every size class. */
 static inline bool fa_page_has_block(const fa_page_t *page, uintptr_t p)
 {
     return (p - page->start) * page->magic < fa_atomic_load_relaxed(&page->limit);

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# ctest labels: symbols
+# libfitalloc.so links the functions a default-mode program runs (cmake/hot-text.txt) first and
+# together, and has no DT_FINI (cmake/hot-text.cmake): the functions of the list lie in one
+# stretch of the code no longer than they are, and a program that makes the usual allocation
+# calls (hot_text.c) runs none of the code after it; nor does it read the segment of .rodata and
+# .eh_frame: what the default mode reads is in .data.rel.ro (FA_STARTUP_CONST,
+# src/platform/compiler.h). hot_text.c makes both inaccessible and fails at the first call or
+# read there: a function of the default mode missing from the list (tools/hot-text.sh makes it
+# again) shows so. And the small zero-initialised variables lie together, before the large
+# arrays (FA_BSS_APART).
+# Usage: test_hot_text.sh [path/to/libfitalloc.so]  (default: $FITALLOC_LIB)
+set -euo pipefail
+
+lib=${1:-${FITALLOC_LIB:-}}
+src=${FITALLOC_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+[[ -n "$lib" && -f "$lib" ]] || { echo "FAIL: FITALLOC_LIB is not set or missing" >&2; exit 1; }
+command -v nm >/dev/null && command -v readelf >/dev/null ||
+    { echo "FAIL: nm or readelf not found (binutils)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The stretch of the listed functions (addresses), and their total size.
+declare -A hot=()
+while read -r name; do hot[$name]=1; done < <(grep -v '^#' "$src/cmake/hot-text.txt")
+lo=-1 hi=0 total=0
+while read -r addr size type name; do
+    [[ $type == [tT] && -n ${hot[$name]:-} ]] || continue
+    a=$((16#$addr)) s=$((16#$size))
+    total=$((total + s))
+    ((lo < 0 || a < lo)) && lo=$a
+    ((a + s > hi)) && hi=$((a + s))
+done < <(nm -S --defined-only "$lib")
+((lo >= 0)) || { echo "FAIL: none of cmake/hot-text.txt's functions in $lib" >&2; exit 1; }
+# Besides the listed functions: the constructors, destructors and the C runtime's bits placed
+# with them, and alignment.
+if ((hi - lo > total + 16384)); then
+    printf 'FAIL: the listed functions (%d bytes) spread over %d bytes of %s\n' \
+        "$total" $((hi - lo)) "$lib" >&2
+    exit 1
+fi
+if readelf -d "$lib" | grep -q '(FINI)'; then
+    echo "FAIL: $lib has a DT_FINI (cmake/hot-text.cmake: -fini)" >&2
+    exit 1
+fi
+# The zero-initialised variables every process writes come before the large arrays
+# (FA_BSS_APART): no variable of under 512 bytes after one of 4 KiB or more.
+big=""
+while read -r addr size type name; do
+    [[ $type == [bB] ]] || continue
+    if ((16#$size >= 4096)); then
+        big=${big:-$name}
+    elif [[ -n $big ]] && ((16#$size < 512)); then
+        echo "FAIL: .bss: $name ($((16#$size)) bytes) after the large array $big" \
+            "(FA_BSS_APART, src/platform/compiler.h)" >&2
+        exit 1
+    fi
+done < <(nm -nS --defined-only "$lib")
+# Addresses to file offsets, by the executable segment.
+read -r seg_off seg_vaddr < <(readelf -lW "$lib" | awk '$1 == "LOAD" && / R E / { print $2, $3; exit }')
+seg_off=$((seg_off)) seg_vaddr=$((seg_vaddr))
+end=$((hi - seg_vaddr + seg_off))
+rodata=$(readelf -SW "$lib" | sed 's/^ *\[ *[0-9]*\] *//' | awk '$1 == ".rodata" { print $4 }')
+[[ -n "$rodata" ]] || { echo "FAIL: no .rodata in $lib" >&2; exit 1; }
+rodata=$((16#$rodata))
+
+"${CC:-cc}" -O2 -pthread -fno-builtin -o "$work/hot_text" "$(dirname "$0")/hot_text.c"
+status=0
+# A clean environment: a FITALLOC_* variable (the test's own) makes the options' names read.
+env -i LD_PRELOAD="$lib" "$work/hot_text" "$end" "$rodata" >"$work/out" || status=$?
+if ((status != 0)); then
+    echo "FAIL: status $status; listed code up to file offset $end of $lib:" >&2
+    cat "$work/out" >&2
+    # The function that ran there.
+    at=$(sed -n 's/.*code run at file offset \(0x[0-9a-f]*\).*/\1/p' "$work/out")
+    if [[ -n "$at" ]]; then
+        at=$((at - seg_off + seg_vaddr))
+        nm -n --defined-only "$lib" | while read -r addr type name; do
+            ((16#$addr <= at)) || break
+            echo "$name"
+        done | tail -n 1 | sed 's/^/in: /' >&2
+    fi
+    exit 1
+fi
+printf 'ok: %d bytes of listed functions in %d bytes, nothing beyond them run, nothing of\n' \
+    "$total" $((hi - lo))
+echo "    .rodata read"
