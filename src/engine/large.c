@@ -127,7 +127,8 @@ static void release(fa_segment_t *seg, bool expired)
 static bool hot_put(fa_segment_t *seg)
 {
     fa_heap_t *heap = _fa_heap_tls;
-    if (heap == &_fa_heap_empty || fa_atomic_load_relaxed(&heap->large_hot) || !_fa_large_reusable(seg) ||
+    if (heap == &_fa_heap_empty || fa_atomic_load_relaxed(&heap->large_hot) ||
+        !_fa_large_reusable(seg) ||
         seg->mapped > (size_t)fa_option(large_cache) / 16 + 2 * FA_OS_PAGE)
         return false;
     /* Not timed here (a clock read per free): the purger's next pass stamps it. */
@@ -269,9 +270,9 @@ void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable,
     fa_count(large_in_use, seg->large_usable); /* atomic (realloc counts without the lock) */
     fa_mutex_unlock(&_fa_global_lock);
     /* The block's first fresh byte: calloc clears only what comes before it (memory a reused
-     * mapping held); fresh pages are zero, and writing them would fault them
-     * all in. Those are left to the first touch (to watch), or, for calloc, faulted in at
-     * once: the program uses such blocks whole. */
+     * mapping held); fresh pages are zero, and writing them would fault them all in. Those are
+     * left to the first touch (to watch), or, for calloc, faulted in at once: the program uses
+     * such blocks whole. */
     size_t fresh = dirty < offset + n ? dirty : offset + n;
     if (fresh <= offset)
         fresh = offset;
