@@ -178,8 +178,8 @@ void _fa_heap_notify(fa_page_t *page);
 void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page);
 void _fa_heaps_foreach(void (*fn)(const fa_heap_t *heap, void *arg), void *arg);
 
-/* large_populate.c: whether the program is seen to use its large blocks whole (then spare
- * pages stand in for fresh ones, and calloc faults the fresh ones in at once): the state
+/* large_populate.c: whether the program is seen to use its large blocks whole (then calloc
+ * clears reused memory in place and faults the fresh pages in at once): the state
  * (used_whole; callocs_whole: learnt from calloc'd blocks alone, before callocs are faulted
  * in), or the state after a look at the block watched last (learn, once per large block
  * made); one in a few blocks all fresh is left alone to keep watching (probe: counts one);
@@ -319,50 +319,53 @@ FA_REPORT void _fa_overflow_into_fresh(const fa_page_t *page, const void *at);
 void _fa_large_freed(uintptr_t block, size_t size); /* under _fa_global_lock */
 
 /* large.c */
-#define FA_LARGE_HEADER                                                                            \
-    fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t) + sizeof(fa_large_splits_t), FA_ALIGN)
+#define FA_LARGE_HEADER fa_align_up(sizeof(fa_segment_t) + sizeof(fa_page_t), FA_ALIGN)
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero);
 /* The mapping's size for n bytes `offset` bytes into it, `after` bytes more after its last
  * page; 0 (errno ENOMEM) if too big. */
 size_t _fa_large_mapping_size(size_t n, size_t offset, size_t after);
-/* A new mapping of `size` bytes, aligned to base_align, with spare pages moved over its fresh
- * ones if `fill` (but for the first page: the header is there). *dirty: where the old data
- * they hold ends (0: none). NULL if the OS has no memory. */
-fa_segment_t *_fa_large_map_new(size_t size, size_t base_align, bool fill, size_t *dirty);
 /* The block of n bytes `offset` bytes into seg (usable bytes `usable`; seg->large_block: the
  * block freed there last, or 0) made live: the header, the segment map, the live list, the
  * counters, and calloc's zeros up to `dirty` (cleared in place if `whole`, else whole pages
- * dropped). `spare`: the program uses its blocks whole (calloc faults the block in), else its
- * pages are watched. */
+ * dropped). `populate`: the program uses its blocks whole (calloc faults the block in), else
+ * its pages are watched. */
 void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable, size_t dirty,
-                      bool zero, bool whole, bool spare);
+                      bool zero, bool whole, bool populate);
 void _fa_large_free(fa_segment_t *seg);
 void *_fa_large_realloc(fa_segment_t *seg, size_t n);
 /* realloc kept the block and its request grew to n bytes, into the slack of a reused mapping. */
 void _fa_large_grew_in_place(fa_segment_t *seg, size_t n);
 fa_segment_t *_fa_large_header(uintptr_t p);
 void _fa_large_purge(uint64_t now, bool force, long *next);
-void _fa_large_unmap(void *base, size_t size); /* a whole large mapping, with the statistics */
 /* fn for every live large block, under _fa_global_lock (fn must not allocate or free). */
 void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg);
-/* A mapping taken for reuse, fitted to `size` bytes (grown, or its tail given back); NULL if
- * it could not be grown (it is unmapped, or its pages are spare, then). */
-fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);
-/* Bytes of freed large memory kept mapped: cached mappings and spare pages, together within
- * _fa_large_budget(); under _fa_global_lock. */
-extern size_t _fa_large_kept;
-/* What _fa_large_kept may reach: FITALLOC_LARGE_CACHE, or half the bytes of the live large
- * blocks if more (0 if the option is 0). */
-size_t _fa_large_budget(void);
 
-/* large_spare.c: freed large memory kept mapped, moved under new blocks */
-/* Hand [keep, mapped) of seg's mapping (keep 0: all of it, header and all) to the spare pages,
- * or to the OS what they cannot keep; seg keeps the first `keep` bytes. */
-void _fa_spare_give(fa_segment_t *seg, size_t keep);
-/* Move spare pages over the fresh pages [from, mapped) of seg's mapping (one part, the last):
- * returns where the moved-in pages end (from if none), the range before that holding old data. */
-size_t _fa_spare_fill(fa_segment_t *seg, size_t from);
-void _fa_spare_purge(uint64_t now, bool force, long *next);
+/* large_source.c: where large blocks' mappings come from and go back to */
+/* A mapping of at least `size` bytes aligned to base_align: a cached one (fitted to size) or a
+ * new one; *dirty: the bytes at its start that may hold old data (fresh pages are zero). NULL if
+ * the OS has no memory. */
+fa_segment_t *_fa_large_take(size_t size, size_t base_align, size_t *dirty);
+/* A freed block's mapping: cached for reuse within the budget, or back to the OS (`expired`:
+ * it has waited the purge delay already). */
+void _fa_large_give(fa_segment_t *seg, bool expired);
+/* Whether a freed block's mapping may serve another block (a default-mode one, segment
+ * aligned, its block in the first chunk). */
+bool _fa_large_reusable(const fa_segment_t *seg);
+/* A new mapping of `size` bytes, aligned to base_align; NULL if the OS has no memory. */
+fa_segment_t *_fa_large_map_new(size_t size, size_t base_align);
+/* A mapping taken for reuse, fitted to `size` bytes (grown, or its tail given back); NULL if
+ * it could not be grown (it is unmapped then). */
+fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size);
+/* A live block's slack (bytes mapped beyond its request) is now `slack`. */
+void _fa_large_set_slack(fa_segment_t *seg, size_t slack);
+/* Give [keep, mapped) of seg's mapping back to the OS. */
+void _fa_large_trim(fa_segment_t *seg, size_t keep);
+void _fa_large_unmap(void *base, size_t size); /* large memory, with the statistics */
+/* The cached mappings that have waited the purge delay (all if `force`) back to the OS. */
+void _fa_large_cache_purge(uint64_t now, bool force, long *next);
+/* What freed large memory kept mapped may reach: FITALLOC_LARGE_CACHE, or half the bytes of
+ * the live large blocks if more (0 if the option is 0). */
+size_t _fa_large_budget(void);
 
 /* purge.c */
 /* A purge pass's *next (ms until the next item is due, -1 for none) lowered to cover one more

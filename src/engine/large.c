@@ -1,15 +1,13 @@
-/* Large blocks (above the largest size class): one mapping each, with a small cache.
+/* Large blocks (above the largest size class): one mapping each.
  *
  *   base (4 MiB aligned, or aligned to the alignment asked if larger)
  *   | segment header | ... | block (base + offset) ................ | end of mapping
  *
  * The segment map marks base's chunk as a segment, so free finds the header by masking the
  * pointer, as for pages. A block aligned to more than 2 MiB may start in a later chunk: those
- * chunks are marked "interior" and the header is found by walking back. Freed mappings wait in
- * the cache (bounded by FITALLOC_LARGE_CACHE bytes) until the purge delay ends; tails handed
- * back and mappings the cache cannot keep become spare pages (large_spare.c), which new large
- * blocks take instead of fresh ones. realloc grows a mapping with mremap, in place when the
- * address space after it is free.
+ * chunks are marked "interior" and the header is found by walking back. Mappings come from,
+ * and go back to, large_source.c; each heap keeps the one its thread freed last (hot). realloc
+ * grows a mapping with mremap, in place when the address space after it is free.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -18,39 +16,6 @@
 #include "engine/engine.h"
 #include "common/options.h"
 #include "platform/atomic.h"
-
-#define FA_LARGE_CACHE_SLOTS 16
-
-static fa_segment_t *cache[FA_LARGE_CACHE_SLOTS];
-size_t _fa_large_kept;
-
-/* Freed large memory kept mapped may reach half of what live large blocks hold, if that is
- * more than FITALLOC_LARGE_CACHE. A program replacing big buffers of random sizes frees and
- * asks for memory in uneven runs; a budget smaller than those runs makes it unmap pages in one
- * step and fault fresh ones in the next. Half of the live bytes covers such runs; the purge
- * delay and the spare's demand window still bound how long, and how much, is kept. */
-#define FA_LARGE_KEEP_SHARE 2
-
-size_t _fa_large_budget(void)
-{
-    size_t floor = (size_t)fa_option(large_cache);
-    size_t share = fa_atomic_load_relaxed(&_fa_counters.large_in_use) / FA_LARGE_KEEP_SHARE;
-    return floor && share > floor ? share : floor;
-}
-
-/* Bytes that live large blocks hold beyond their request because they reuse a bigger cached
- * mapping: bounded by FITALLOC_LARGE_CACHE alone, not by the budget's share of the live bytes,
- * since a block holds its slack for as long as it lives. */
-static size_t slack_bytes;
-/* A live block's slack changed to `slack` bytes: the shared total follows, and is left alone
- * when nothing changed (a loop's buffer reused at its own size). */
-static void set_slack(fa_segment_t *seg, size_t slack)
-{
-    if (slack == seg->large_slack)
-        return;
-    fa_atomic_add_relaxed(&slack_bytes, slack - seg->large_slack); /* wraps when it shrinks */
-    seg->large_slack = slack;
-}
 
 /* The live large blocks, linked through their segments' next and prev (unused while a block
  * is live), under _fa_global_lock: fa_heap_visit reads their headers while no thread can
@@ -107,152 +72,6 @@ static void map_block(fa_segment_t *seg, bool present)
         _fa_segmap_remove(seg, chunks);
 }
 
-/* Grow seg's mapping to `size` bytes where it is. One kernel mapping grows with mremap; one
- * made of parts (spare pages moved in) cannot, so fresh pages are mapped after it, as a part
- * of their own. */
-static bool grow_in_place(fa_segment_t *seg, size_t size)
-{
-    size_t mapped = seg->mapped;
-    fa_large_splits_t *splits = fa_large_splits(seg);
-    if (!splits->count)
-        return _fa_os_grow_in_place(seg, mapped, size);
-    if (splits->count == FA_LARGE_SPLITS || !_fa_os_map_at((char *)seg + mapped, size - mapped))
-        return false;
-    splits->at[splits->count++] = mapped;
-    return true;
-}
-
-/* Move seg's mapping to a new place aligned to FA_SEG_SIZE and `size` bytes long (fresh pages
- * after the old end), without copying. mremap moves one kernel mapping at a time, so a mapping
- * of several parts moves part by part (a part that will not move is copied), and its fresh
- * tail is a part of its own. NULL if it cannot move (nothing moved, seg stays). */
-static fa_segment_t *move_mapping(fa_segment_t *seg, size_t size)
-{
-    size_t mapped = seg->mapped;
-    fa_large_splits_t splits = *fa_large_splits(seg); /* the header moves with the first part */
-    if (!splits.count)
-        return _fa_os_move_aligned(seg, mapped, size, FA_SEG_SIZE);
-    if (splits.count == FA_LARGE_SPLITS)
-        return NULL;
-    char *target = _fa_os_map_aligned(size, FA_SEG_SIZE);
-    if (!target)
-        return NULL;
-    size_t start = 0;
-    for (size_t part = 0; part <= splits.count; part++) {
-        size_t end = part < splits.count ? splits.at[part] : mapped;
-        if (!_fa_os_move_pages((char *)seg + start, end - start, target + start)) {
-            memcpy(target + start, (char *)seg + start, end - start);
-            _fa_os_unmap((char *)seg + start, end - start);
-        }
-        start = end;
-    }
-    fa_segment_t *moved = (fa_segment_t *)target;
-    splits.at[splits.count++] = mapped; /* the fresh tail */
-    *fa_large_splits(moved) = splits;
-    return moved;
-}
-
-/* Adjust a mapping taken from the cache to `size` bytes: trim a tail that would be mostly
- * waste, or grow it (the pages it holds stay; only the new part is fresh). If it can neither
- * grow nor move, its pages become spare and NULL is returned. */
-fa_segment_t *_fa_large_fit_mapping(fa_segment_t *seg, size_t size)
-{
-    size_t mapped = seg->mapped;
-    seg->large_slack = 0;
-    if (mapped >= size) {
-        /* Keep the bigger mapping (its pages are already there) while the slack of all live
-         * large blocks stays within the cache limit; else hand the tail back. */
-        size_t slack = mapped - size;
-        if (!slack) /* the same size again (a loop's buffer): no shared counter to touch */
-            return seg;
-        size_t total = fa_atomic_add_relaxed(&slack_bytes, slack);
-        if (total <= (size_t)fa_option(large_cache)) {
-            seg->large_slack = slack;
-            return seg;
-        }
-        fa_atomic_sub_relaxed(&slack_bytes, slack);
-        size_t keep = fa_align_up(size + size / 8, FA_OS_PAGE);
-        if (keep < mapped)
-            _fa_spare_give(seg, keep);
-        return seg;
-    }
-    fa_segment_t *grown = seg;
-    if (!grow_in_place(seg, size)) {
-        grown = move_mapping(seg, size);
-        if (!grown) {
-            _fa_spare_give(seg, 0);
-            return NULL;
-        }
-    }
-    grown->mapped = size;
-    fa_count(reserved, size - mapped);
-    _fa_stats_commit((int64_t)(size - mapped));
-    return grown;
-}
-
-fa_segment_t *_fa_large_map_new(size_t size, size_t base_align, bool fill, size_t *dirty)
-{
-    fa_segment_t *seg = _fa_os_map_aligned(size, base_align);
-    if (!seg)
-        return NULL;
-    if (fa_option(huge_pages))
-        _fa_os_huge(seg, size);
-    fa_count(reserved, size);
-    _fa_stats_commit((int64_t)size);
-    seg->mapped = size;
-    seg->large_slack = 0;
-    fa_large_splits(seg)->count = 0;
-    size_t filled = fill ? _fa_spare_fill(seg, FA_OS_PAGE) : FA_OS_PAGE;
-    *dirty = filled > FA_OS_PAGE ? filled : 0;
-    return seg;
-}
-
-/* A cached mapping for `size` bytes: the smallest that is large enough, else the largest one
- * (grown, with spare pages if `fill`); NULL if the cache is empty. *dirty: the bytes at its
- * start that may hold old data (fresh pages from the OS are zero). */
-static fa_segment_t *cache_take(size_t size, bool fill, size_t *dirty)
-{
-    size_t pick = FA_LARGE_CACHE_SLOTS;
-    fa_mutex_lock(&_fa_global_lock);
-    for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS; i++) {
-        fa_segment_t *seg = cache[i];
-        if (!seg)
-            continue;
-        if (pick == FA_LARGE_CACHE_SLOTS) {
-            pick = i;
-            continue;
-        }
-        size_t have = cache[pick]->mapped, cand = seg->mapped;
-        bool better = have >= size ? (cand >= size && cand < have) : cand > have;
-        if (better)
-            pick = i;
-    }
-    fa_segment_t *found = NULL;
-    if (pick < FA_LARGE_CACHE_SLOTS) {
-        found = cache[pick];
-        cache[pick] = NULL;
-        _fa_large_kept -= found->mapped;
-    }
-    fa_mutex_unlock(&_fa_global_lock);
-    if (!found)
-        return NULL;
-    size_t had = found->mapped;
-    fa_segment_t *fitted = _fa_large_fit_mapping(found, size);
-    if (!fitted)
-        return NULL;
-    /* A grown mapping's new pages are fresh, or spare pages moved in (old data). */
-    *dirty = had >= size ? size : fill ? _fa_spare_fill(fitted, had) : had;
-    return fitted;
-}
-
-void _fa_large_unmap(void *base, size_t size)
-{
-    fa_count(reserved, -(uint64_t)size);
-    fa_count(purged, size);
-    _fa_stats_commit(-(int64_t)size);
-    _fa_os_unmap(base, size);
-}
-
 /* Zero [from, to) of seg's mapping, which holds old data; the first byte after it that is
  * fresh (zero, not resident). A program that uses its large blocks whole gets it cleared in
  * place (its pages stay: no fault). Otherwise most of it may never be touched: the kernel drops
@@ -272,50 +91,24 @@ static size_t clear_old(fa_segment_t *seg, size_t from, size_t to, bool whole)
     return inner_from;
 }
 
-/* Whether a freed block's mapping may serve another block: one of the default mode, at a
- * segment-aligned base, its block in the first half of the first chunk (one map entry). */
-static bool reusable(const fa_segment_t *seg)
-{
-    return seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !fa_secure_marked(seg);
-}
-
-/* The freed block's mapping to the cache, the spare pages or the OS (`expired`: a hot
- * mapping that has waited the purge delay already, to the OS). */
+/* The freed block's mapping to the source (`expired`: a hot mapping that has waited the purge
+ * delay already, to the OS), or to secure mode's quarantine. */
 static void release(fa_segment_t *seg, bool expired)
 {
     map_block(seg, false);
-    set_slack(seg, 0);
-    bool cacheable = !expired && reusable(seg);
-    if (cacheable) /* atomic: the purger reads a hot mapping's time without the lock */
-        fa_atomic_store_relaxed(&seg->cached_at, _fa_os_now_ms());
-    bool cached = false;
-    /* One lock for all of it: the block leaves the live list, is recorded and counted as
-     * freed, and, if the budget allows, its mapping joins the cache. Counters updated next to
-     * each other under the lock share a cache line that the lock brought along already. */
+    _fa_large_set_slack(seg, 0);
+    /* One lock: the block leaves the live list, is recorded and counted as freed. Counters
+     * updated next to each other under the lock share a cache line the lock brought along. */
     fa_mutex_lock(&_fa_global_lock);
     fa_segment_list_remove(&live, seg);
     _fa_large_freed(seg->large_block, seg->large_usable);
     fa_count_locked(large_frees);
     fa_count(large_in_use, -(uint64_t)seg->large_usable);
-    if (cacheable && _fa_large_kept + seg->mapped <= _fa_large_budget()) {
-        for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS && !cached; i++) {
-            if (!cache[i]) {
-                cache[i] = seg;
-                _fa_large_kept += seg->mapped;
-                cached = true;
-            }
-        }
-    }
     fa_mutex_unlock(&_fa_global_lock);
-    if (cached)
-        _fa_purge_kick();
-    else if (fa_secure_marked(seg))
+    if (fa_secure_marked(seg))
         _fa_secure_large_retire(seg);
-    else if (expired)
-        _fa_large_unmap(seg, seg->mapped);
     else
-        _fa_spare_give(seg, 0);
+        _fa_large_give(seg, expired);
 }
 
 /* A thread that frees a large block and then asks for one of about the same size (a buffer
@@ -334,7 +127,8 @@ static void release(fa_segment_t *seg, bool expired)
 static bool hot_put(fa_segment_t *seg)
 {
     fa_heap_t *heap = _fa_heap_tls;
-    if (heap == &_fa_heap_empty || fa_atomic_load_relaxed(&heap->large_hot) || !reusable(seg) ||
+    if (heap == &_fa_heap_empty || fa_atomic_load_relaxed(&heap->large_hot) ||
+        !_fa_large_reusable(seg) ||
         seg->mapped > (size_t)fa_option(large_cache) / 16 + 2 * FA_OS_PAGE)
         return false;
     /* Not timed here (a clock read per free): the purger's next pass stamps it. */
@@ -369,7 +163,7 @@ static fa_segment_t *hot_take(size_t size)
         return NULL;
     }
     /* Its slack stayed counted while it was hot; count the new one instead (rarely another). */
-    set_slack(seg, seg->mapped - size);
+    _fa_large_set_slack(seg, seg->mapped - size);
     heap->large_hot_reuses++;
     return seg;
 }
@@ -456,7 +250,7 @@ size_t _fa_large_mapping_size(size_t n, size_t offset, size_t after)
 }
 
 void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable, size_t dirty,
-                      bool zero, bool whole, bool spare)
+                      bool zero, bool whole, bool populate)
 {
     seg->kind = FA_SEG_LARGE;
     seg->page_shift = FA_SEG_SHIFT; /* any pointer in the first chunk selects pages[0] */
@@ -476,19 +270,19 @@ void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable,
     fa_count(large_in_use, seg->large_usable); /* atomic (realloc counts without the lock) */
     fa_mutex_unlock(&_fa_global_lock);
     /* The block's first fresh byte: calloc clears only what comes before it (memory a reused
-     * mapping held, or spare pages); fresh pages are zero, and writing them would fault them
-     * all in. Those are left to the first touch (to watch), or, for calloc, faulted in at
-     * once: the program uses such blocks whole. */
+     * mapping held); fresh pages are zero, and writing them would fault them all in. Those are
+     * left to the first touch (to watch), or, for calloc, faulted in at once: the program uses
+     * such blocks whole. */
     size_t fresh = dirty < offset + n ? dirty : offset + n;
     if (fresh <= offset)
         fresh = offset;
     else if (zero)
         fresh = clear_old(seg, offset, fresh, whole);
-    if (zero && spare && _fa_large_callocs_whole())
+    if (zero && populate && _fa_large_callocs_whole())
         _fa_large_populate(seg, fresh, offset + n);
-    else if (!spare || zero)
+    else if (!populate || zero)
         _fa_large_watch(seg, fresh, zero);
-    _fa_purge_start_point(); /* a mapping released or trimmed on the way waits for the purger */
+    _fa_purge_start_point(); /* a hot mapping cached on the way waits for the purger */
     return (void *)seg->large_block;
 }
 
@@ -512,26 +306,22 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         if (hot)
             return hot_reuse(hot, n, offset, zero);
     }
-    /* While the program uses its large blocks whole, spare pages stand in for fresh ones. */
+    /* While the program uses its large blocks whole, calloc clears reused memory in place and
+     * faults the fresh pages in at once. */
     bool whole = _fa_large_learn();
-    fa_segment_t *seg = NULL;
-    size_t dirty = 0; /* bytes at the mapping's start that may hold old data */
-    if (base_align == FA_SEG_SIZE)
-        seg = cache_take(size, whole, &dirty);
-    /* A block all fresh may be left alone, to keep watching; one holding old data cannot be. */
-    bool spare = whole && (dirty || !_fa_large_probe());
+    size_t dirty; /* bytes at the mapping's start that may hold old data */
+    fa_segment_t *seg = _fa_large_take(size, base_align, &dirty);
     if (!seg) {
-        seg = _fa_large_map_new(size, base_align, spare, &dirty);
-        if (!seg) {
-            errno = ENOMEM;
-            return NULL;
-        }
+        errno = ENOMEM;
+        return NULL;
     }
+    /* A block all fresh may be left alone, to keep watching; one holding old data cannot be. */
+    bool populate = whole && (dirty || !_fa_large_probe());
     size_t usable = shiftable ? shiftable_usable(seg, offset) : seg->mapped - offset;
     if (shiftable && seg->large_block == (uintptr_t)seg + offset) /* the block freed here last */
         offset += FA_OS_PAGE;
     seg->secure = false;
-    return _fa_large_place(seg, n, offset, usable, dirty, zero, whole, spare);
+    return _fa_large_place(seg, n, offset, usable, dirty, zero, whole, populate);
 }
 
 void *_fa_large_realloc(fa_segment_t *seg, size_t n)
@@ -545,22 +335,21 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     if (seg->watched) /* resized: its pages no longer say how the block is used */
         _fa_large_unwatch(seg);
     /* The mapping is resized to fit exactly: it no longer holds slack. */
-    set_slack(seg, 0);
+    _fa_large_set_slack(seg, 0);
     if (need <= seg->mapped) {
-        if (need < seg->mapped)
-            _fa_spare_give(seg, need); /* the tail */
+        _fa_large_trim(seg, need);
     } else {
         /* Grow with an eighth of headroom so that a buffer grown step by step moves rarely. */
         size_t grown = fa_align_up(need + need / 8, FA_OS_PAGE);
         size_t old_mapped = seg->mapped;
-        if (!grow_in_place(seg, grown)) {
+        if (!_fa_os_grow_in_place(seg, old_mapped, grown)) {
             if (offset >= FA_SEG_SIZE)
                 return NULL;
             /* Forget the old address before the move releases it: another thread may map a
              * segment there at once, and its map entry must not be erased after the fact. */
             _fa_segmap_remove(seg, 1);
             live_unlink(seg);
-            fa_segment_t *moved = move_mapping(seg, grown);
+            fa_segment_t *moved = _fa_os_move_aligned(seg, old_mapped, grown, FA_SEG_SIZE);
             if (!moved) {
                 live_link(seg);
                 _fa_segmap_add(seg, 1);
@@ -577,37 +366,18 @@ void *_fa_large_realloc(fa_segment_t *seg, size_t n)
     }
     seg->large_usable = seg->mapped - offset;
     fa_count(large_in_use, seg->large_usable - old_usable);
-    _fa_purge_start_point(); /* a shrink's tail waits for the purger */
     return (void *)seg->large_block;
 }
 
 void _fa_large_grew_in_place(fa_segment_t *seg, size_t n)
 {
     FA_ASSERT(n > seg->large_usable - seg->large_slack && n <= seg->large_usable);
-    set_slack(seg, seg->large_usable - n);
+    _fa_large_set_slack(seg, seg->large_usable - n);
 }
 
 void _fa_large_purge(uint64_t now, bool force, long *next)
 {
-    fa_segment_t *expired[FA_LARGE_CACHE_SLOTS];
-    size_t count = 0;
-    uint64_t delay = (uint64_t)fa_option(purge_delay);
-    fa_mutex_lock(&_fa_global_lock);
-    for (size_t i = 0; i < FA_LARGE_CACHE_SLOTS; i++) {
-        fa_segment_t *seg = cache[i];
-        if (!seg)
-            continue;
-        if (force || seg->cached_at + delay <= now) {
-            cache[i] = NULL;
-            _fa_large_kept -= seg->mapped;
-            expired[count++] = seg;
-        } else {
-            fa_purge_note_due(next, seg->cached_at + delay, now);
-        }
-    }
-    fa_mutex_unlock(&_fa_global_lock);
-    for (size_t i = 0; i < count; i++)
-        _fa_large_unmap(expired[i], expired[i]->mapped);
+    _fa_large_cache_purge(now, force, next);
     /* The heaps' hot mappings that have waited the delay go to the OS, a batch at a time. */
     struct hot_expiry e;
     do {

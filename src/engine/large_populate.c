@@ -10,16 +10,16 @@
  * it leaves alone: when one of them is freed, it counts its resident pages, and it looks at the
  * last one once more when the next large block is made (a program that fills each buffer
  * before it asks for the next shows it then, before any free). After one that was used nearly
- * whole (7/8 of its pages), the program is taken to use its large blocks whole:
- * spare pages (large_spare.c: resident already, cheaper than fresh ones even when calloc
- * clears them) stand in for fresh ones, and large callocs fault the rest in at once; after one
- * used less than half, both stop. Callocs are faulted in only after a calloc'd block was used
- * whole, learnt from calloc'd blocks alone: xz fills its malloc'd buffers whole but touches a
- * part of its calloc'd hash tables (record 045). Meanwhile every FA_POPULATE_PROBE-th block
- * that could be watched (all of it fresh) is still left alone, to keep watching (a populated
- * block is resident whatever the program did with it, and so is one that holds old data). At
- * start the blocks are left alone. FITALLOC_CALLOC_POPULATE=0 turns the watching off, and with
- * it populating and spare pages. docs/bench.md ("buffers") has the measurements.
+ * whole (7/8 of its pages), the program is taken to use its large blocks whole: a large
+ * calloc clears the memory a reused mapping held in place (its pages stay resident) rather
+ * than dropping it, and faults the fresh pages in at once; after one used less than half, both
+ * stop. Callocs are faulted in only after a calloc'd block was used whole, learnt from calloc'd
+ * blocks alone: xz fills its malloc'd buffers whole but touches a part of its calloc'd hash
+ * tables (record 045). Meanwhile every FA_POPULATE_PROBE-th block that could be watched (all
+ * of it fresh) is still left alone, to keep watching (a populated block is resident whatever
+ * the program did with it, and so is one that holds old data). At start the blocks are left
+ * alone. FITALLOC_CALLOC_POPULATE=0 turns the watching off, and with it populating. Records
+ * 005 and 039 have the measurements.
  */
 #include "common/options.h"
 #include "engine/engine.h"

@@ -40,7 +40,6 @@ static long purge_run(bool force)
     _fa_page_pool_sweep(now, force, &next);
     _fa_segments_purge(now, force, &next);
     _fa_large_purge(now, force, &next);
-    _fa_spare_purge(now, force, &next);
     _fa_mesh_pass(now, force, &next);
     fa_mutex_unlock(&pass_lock);
     return next;

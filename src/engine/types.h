@@ -37,8 +37,6 @@
 #define FA_SMALL_MAX ((size_t)8 << 10)
 #define FA_MEDIUM_MAX ((size_t)128 << 10)
 #define FA_CLASS_MAX ((size_t)512 << 10)
-/* Parts a large block's mapping may be made of, beyond the first (large_spare.c). */
-#define FA_LARGE_SPLITS 15
 #define FA_MAX_PAGES (FA_SEG_SIZE >> FA_SMALL_PAGE_SHIFT)
 
 /* Size classes: 16-byte steps up to 128, then 8 classes per doubling up to FA_MEDIUM_MAX, then
@@ -313,20 +311,6 @@ static inline fa_map_entry_t fa_map_entry_of(fa_segment_t *seg)
 static inline fa_page_t *fa_map_page(fa_map_entry_t entry, uintptr_t p)
 {
     return *(fa_page_t *const *)(entry + (p >> FA_SMALL_PAGE_SHIFT) * sizeof(fa_page_t *));
-}
-
-/* Where the kernel mappings a large block's mapping is made of may meet (offsets from its
- * start, in order): spare pages moved in (large_spare.c) are mappings of their own, and mremap
- * cannot grow or move a range that spans several. None: one mapping. Kept after the block's
- * page descriptor, so that the segment header, which the free path indexes, does not grow. */
-typedef struct fa_large_splits_s {
-    size_t count;
-    size_t at[FA_LARGE_SPLITS];
-} fa_large_splits_t;
-
-static inline fa_large_splits_t *fa_large_splits(fa_segment_t *seg)
-{
-    return (fa_large_splits_t *)&seg->pages[1]; /* a large segment has one page descriptor */
 }
 
 typedef struct fa_page_queue_s {

@@ -38,15 +38,6 @@ size_t _fa_os_resident_pages(const void *p, size_t size);
 bool _fa_os_grow_in_place(void *p, size_t old_size, size_t new_size);
 /* Move a mapping to a new address aligned to align, growing it; NULL on failure (old stays). */
 void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t align);
-/* Map fresh pages at [p, p+size), where nothing may be mapped yet; false if something is. */
-bool _fa_os_map_at(void *p, size_t size);
-/* Move the pages of [from, from+size), which must lie in one kernel mapping (one mmap, or one
- * range moved here), to [to, to+size), replacing what was mapped there: no copy, the page
- * tables move. false on failure (nothing moved). */
-bool _fa_os_move_pages(void *from, size_t size, void *to);
-/* Whether this build moves pages at all (not under ThreadSanitizer, which does not follow
- * mremap: the calls above then fail). */
-bool _fa_os_moves_pages(void);
 /* Milliseconds of a monotonic clock (coarse: vDSO, no system call). */
 uint64_t _fa_os_now_ms(void);
 /* Nanoseconds of the monotonic clock (CLOCK_MONOTONIC: vDSO, no system call). */

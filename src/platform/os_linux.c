@@ -150,31 +150,6 @@ void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t alig
     return q;
 }
 
-bool _fa_os_map_at(void *p, size_t size)
-{
-    FA_KEEP_ERRNO;
-    void *q = mmap(p, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-    /* Kernels before 4.17 take the flag for a hint and may map elsewhere. */
-    if (q != MAP_FAILED && q != p)
-        munmap(q, size);
-    return q == p;
-}
-
-bool _fa_os_moves_pages(void)
-{
-    return FA_USE_MREMAP;
-}
-
-bool _fa_os_move_pages(void *from, size_t size, void *to)
-{
-    if (!FA_USE_MREMAP)
-        return false;
-    FA_KEEP_ERRNO;
-    void *q = mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-    return q != MAP_FAILED;
-}
-
 uint64_t _fa_os_now_ms(void)
 {
     struct timespec ts;

@@ -1,8 +1,8 @@
 /* ctest labels: reliability */
-/* The budget for freed large memory kept mapped (engine/large.c, _fa_large_budget): at least
- * FITALLOC_LARGE_CACHE, and up to half the bytes the live large blocks hold.
+/* The budget for freed large memory kept mapped (engine/large_source.c, _fa_large_budget): at
+ * least FITALLOC_LARGE_CACHE, and up to half the bytes the live large blocks hold.
  * The test runs itself with FITALLOC_LARGE_CACHE=1M (and a purge delay no step outlasts, and
- * no spare pages, so that a freed mapping is either cached whole or unmapped):
+ * no watching of how blocks are used):
  *   1. An 8 MiB block freed while no other large block lives: beyond the 1 MiB budget, its
  *      mapping goes back to the OS (the reserved bytes drop by its size).
  *   2. The same while six 8 MiB blocks live (48 MiB; half of it is more than the block): its

@@ -5,8 +5,8 @@
  *   alloc:   mallocs of every kind, nothing freed: one thread, no purger;
  *   free:    a large block freed: the purger exists when free returns, and the memory goes
  *            back while the program makes no allocator call;
- *   realloc: a large block shrunk by realloc: its tail goes back while the program is idle
- *            (at once, or kept as spare pages and then purged by a purger started then);
+ *   realloc: a large block shrunk by realloc: its tail goes back to the OS at once, and the
+ *            memory stays given back while the program is idle;
  *   exit:    a thread that ends holding blocks (its heap parked, for the purger to abandon):
  *            the purger exists once it has been joined;
  *   fork:    a fork child of a process whose purger runs has no purger of its own until it

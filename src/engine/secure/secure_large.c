@@ -85,7 +85,6 @@ static fa_segment_t *take(size_t size, size_t align, bool *zeroed)
         _fa_os_unprotect((void *)tail, FA_OS_PAGE);
     seg->mapped = mapped;
     seg->large_slack = 0;
-    fa_large_splits(seg)->count = 0; /* secure mode moves no spare pages in */
     seg->large_block = block;
     return _fa_large_fit_mapping(seg, size);
 }
@@ -139,7 +138,7 @@ static size_t large_canary(const fa_segment_t *seg, size_t n)
 /* The front guard: the pages between the header's and the block. */
 static void front_guard(const fa_segment_t *seg, uintptr_t *from, size_t *len)
 {
-    *from = fa_align_up((uintptr_t)(fa_large_splits((fa_segment_t *)seg) + 1), FA_OS_PAGE);
+    *from = fa_align_up((uintptr_t)seg + FA_LARGE_HEADER, FA_OS_PAGE);
     *len = seg->large_block - *from;
 }
 
@@ -181,10 +180,10 @@ void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero)
     bool whole = _fa_large_learn();
     bool zeroed = false;
     fa_segment_t *seg = take(size, base_align, &zeroed);
-    size_t dirty = zeroed ? 0 : SIZE_MAX;
-    bool spare = whole && (dirty || !_fa_large_probe());
+    size_t dirty = seg && !zeroed ? SIZE_MAX : 0; /* a new mapping's pages are fresh */
+    bool populate = whole && (dirty || !_fa_large_probe());
     if (!seg)
-        seg = _fa_large_map_new(size, base_align, false, &dirty);
+        seg = _fa_large_map_new(size, base_align);
     if (!seg) {
         errno = ENOMEM;
         return NULL;
@@ -193,7 +192,7 @@ void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero)
         offset += FA_OS_PAGE;
     seg->secure = true;
     /* Cleared whole: a retired mapping's old data may lie anywhere in it. */
-    void *p = _fa_large_place(seg, n, offset, n, dirty, zero, true, spare);
+    void *p = _fa_large_place(seg, n, offset, n, dirty, zero, true, populate);
     set_guards(seg, n, true);
     return p;
 }
