@@ -35,6 +35,19 @@
 
 #define FA_TEST_SANITIZED (FA_TEST_TSAN || FA_TEST_ASAN)
 
+/* FA_TEST_TSAN_OPTIONS("name=value:..."): the ThreadSanitizer options of this test program, which
+ * TSan reads before main from the function this defines; nothing in other builds. */
+#if FA_TEST_TSAN
+#define FA_TEST_TSAN_OPTIONS(options)                                                              \
+    const char *__tsan_default_options(void);                                                      \
+    const char *__tsan_default_options(void)                                                       \
+    {                                                                                              \
+        return (options);                                                                          \
+    }
+#else
+#define FA_TEST_TSAN_OPTIONS(options)
+#endif
+
 /* CHECK(cond): abort with file:line and the expression when cond is false. */
 #define CHECK(cond)                                                                                \
     do {                                                                                           \

@@ -27,10 +27,7 @@ static char out[8192]; /* the stderr of the last child */
 /* The child must abort with a line that contains `expected` (printf-formatted). */
 static void expect_report(const char *name, void (*fn)(void *), void *arg, const char *expected)
 {
-    int status = fa_test_run_child(fn, arg, out, sizeof out);
-    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-              "%s: child did not abort (status %#x), stderr: %s", name, status, out);
-    CHECK_MSG(strstr(out, expected) != NULL, "%s: stderr lacks \"%s\": %s", name, expected, out);
+    fa_test_expect_abort(name, fn, arg, expected, out, sizeof out);
 }
 
 static char expected[256];

@@ -26,14 +26,8 @@
 
 #define KINDS 7
 
-#if FA_TEST_TSAN
 /* No 1 s sleep at the exit of each of the test's processes (all threads are joined by then). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("atexit_sleep_ms=0")
 static const char *const kind_names[KINDS] = {
     "aligned_alloc", "posix_memalign", "memalign", "valloc", "pvalloc", "calloc", "realloc"};
 

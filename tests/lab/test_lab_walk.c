@@ -28,15 +28,9 @@
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
 
-#if FA_TEST_TSAN
 /* The test forks and runs itself 15 times: no 1 s sleep at the exit of each process (every
  * thread is joined by then); the child of the fork only sets variables and calls exec. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "die_after_fork=0:atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("die_after_fork=0:atexit_sleep_ms=0")
 
 #define DIRECT_FROM 65536
 #define MAX_SEEN 20000

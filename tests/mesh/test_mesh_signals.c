@@ -106,19 +106,12 @@ static void case_default(void)
 
 int main(int argc, char **argv)
 {
+    static const struct mesh_case cases[] = {
+        {"before", case_before}, {"after", case_after}, {"default", case_default}};
+    const size_t n = sizeof cases / sizeof cases[0];
     if (argc < 2) {
-        const char *cases[] = {"before", "after", "default"};
-        mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
+        mesh_rerun_cases(argv[0], cases, n);
         return 0;
     }
-    CHECK_EQ(fa_option_get("MESH"), 1);
-    if (!strcmp(argv[1], "before"))
-        case_before();
-    else if (!strcmp(argv[1], "after"))
-        case_after();
-    else if (!strcmp(argv[1], "default"))
-        case_default();
-    else
-        return 2;
-    return 0;
+    return mesh_run_case(argv[1], cases, n);
 }

@@ -11,13 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { MALLOC = 1, FREE = 5 };
+#include "call.h"
 
-struct call {
-    int op;
-    size_t size;
-    uintptr_t in, out;
-};
 struct log {
     struct call calls[64];
     int count;
