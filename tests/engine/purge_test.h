@@ -4,6 +4,7 @@
 #ifndef FITALLOC_TESTS_PURGE_TEST_H
 #define FITALLOC_TESTS_PURGE_TEST_H
 
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,6 +34,14 @@ static inline void busy_work(fa_rng *r, int n)
     }
     for (int i = 0; i < n; i++)
         fa_free(b[i]);
+}
+
+/* Start `worker` and leave main with pthread_exit: the process ends after its last thread. */
+static inline void leave_main_to(void *(*worker)(void *))
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, worker, NULL), 0);
+    pthread_exit(NULL);
 }
 
 /* The main of a test whose `program` leaves main with pthread_exit: the test runs itself again

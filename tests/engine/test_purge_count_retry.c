@@ -92,9 +92,7 @@ static void program(void)
     struct rlimit low = saved_limit;
     low.rlim_cur = (rlim_t)lowest;
     CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, worker, NULL), 0);
-    pthread_exit(NULL);
+    leave_main_to(worker);
 }
 
 int main(int argc, char **argv)

@@ -197,9 +197,7 @@ static void child_main(void)
     for (int i = 0; i < 64; i++)
         busy_work(&r, 256); /* in a fork child, the purger starts again at a slow path */
     creations_before_worker = creations_now();
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, worker, NULL), 0);
-    pthread_exit(NULL);
+    leave_main_to(worker);
 }
 
 int main(int argc, char **argv)

@@ -28,17 +28,7 @@
 #include "rerun.h"
 #include "child.h"
 #include "fitalloc.h"
-
-static char out[8192];
-static char *victim;
-static size_t victim_size;
-
-static void expect(const char *name, void (*fn)(void *), const char *expected)
-{
-    char what[160];
-    snprintf(what, sizeof what, "%s (%zu B)", name, victim_size);
-    fa_test_expect_abort(what, fn, NULL, expected, out, sizeof out);
-}
+#include "secure_test.h"
 
 static void overflow_1(void *arg)
 {

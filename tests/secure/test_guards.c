@@ -35,20 +35,11 @@
 #include "rerun.h"
 #include "child.h"
 #include "fitalloc.h"
+#include "secure_test.h"
 
 #define MIB (1u << 20)
 
-static char out[8192];
-static char *victim;
-static size_t victim_size;
 static size_t after_free_at; /* where read_after_free and write_after_free touch the block */
-
-static void expect(const char *name, void (*fn)(void *), const char *expected)
-{
-    char what[160];
-    snprintf(what, sizeof what, "%s (%zu B)", name, victim_size);
-    fa_test_expect_abort(what, fn, NULL, expected, out, sizeof out);
-}
 
 static void zero_read(void *arg)
 {
