@@ -5,6 +5,7 @@
 #define FITALLOC_TESTS_PURGE_TEST_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -46,9 +47,9 @@ static inline void leave_main_to(void *(*worker)(void *))
 
 /* The main of a test whose `program` leaves main with pthread_exit: the test runs itself again
  * with the purge thread on and a 50 ms purge delay (the run named `what`), which forks the
- * program (fa_test_fork_program) and requires it to end by itself. */
+ * program (fa_test_fork_program) and requires it to end by itself; then "<test>: ok". */
 static inline int purge_test_exit_main(int argc, char **argv, void (*program)(void),
-                                       const char *what)
+                                       const char *what, const char *test)
 {
     if (argc > 1 && strcmp(argv[1], "program") == 0)
         program();
@@ -59,6 +60,7 @@ static inline int purge_test_exit_main(int argc, char **argv, void (*program)(vo
     const char *env[] = {"FITALLOC_PURGE_THREAD=1", "FITALLOC_PURGE_DELAY=50", NULL};
     char *args[] = {argv[0], (char *)"run", NULL};
     fa_test_rerun(what, env, args);
+    printf("%s: ok\n", test);
     return 0;
 }
 

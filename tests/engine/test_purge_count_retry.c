@@ -97,8 +97,7 @@ static void program(void)
 
 int main(int argc, char **argv)
 {
-    purge_test_exit_main(argc, argv, program, "the purge thread after a failed count of threads");
-    if (argc == 1)
-        printf("engine/purge_count_retry: ok\n");
-    return 0;
+    return purge_test_exit_main(argc, argv, program,
+                                "the purge thread after a failed count of threads",
+                                "engine/purge_count_retry");
 }

@@ -115,9 +115,7 @@ static void *hold_blocks(void *arg)
 static void case_exit(void)
 {
     allocate_only();
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, hold_blocks, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(hold_blocks, NULL);
     expect_threads(2);
 }
 
@@ -150,9 +148,7 @@ static void case_off(void)
     fa_free(large_block(16 * MIB));
     char *p = large_block(16 * MIB);
     CHECK(fa_realloc(p, MIB) != NULL);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, hold_blocks, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(hold_blocks, NULL);
     expect_threads(1);
 }
 

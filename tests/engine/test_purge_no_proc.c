@@ -202,8 +202,6 @@ static void child_main(void)
 
 int main(int argc, char **argv)
 {
-    purge_test_exit_main(argc, argv, child_main, "the purge thread without a thread count");
-    if (argc == 1)
-        printf("engine/purge_no_proc: ok\n");
-    return 0;
+    return purge_test_exit_main(argc, argv, child_main, "the purge thread without a thread count",
+                                "engine/purge_no_proc");
 }

@@ -64,14 +64,20 @@ static void say(const void *p)
     fflush(stderr);
 }
 
-static void heap_double_free(void)
+/* A block freed twice by `release`, a neighbour kept after it. */
+static void double_free_by(void (*release)(fa_classic_heap *, void *, const char *))
 {
     fa_classic_heap *h = lab_test_heap(FA_POLICY_BEST, FA_LAB_INDEX_TREE, true, (size_t)1 << 20);
     void *p = _fa_classic_heap_alloc(h, 100);
     _fa_classic_heap_alloc(h, 1);
     say(p);
-    _fa_classic_heap_free(h, p, "free");
-    _fa_classic_heap_free(h, p, "free");
+    release(h, p, "free");
+    release(h, p, "free");
+}
+
+static void heap_double_free(void)
+{
+    double_free_by(_fa_classic_heap_free);
 }
 
 static void heap_double_free_merged(void)
@@ -141,11 +147,7 @@ static void lab_direct_double_free(void)
  * directly: sanitizers do not allow threads in a forked child.) */
 static void remote_double_free(void)
 {
-    fa_classic_heap *h = lab_test_heap(FA_POLICY_BEST, FA_LAB_INDEX_TREE, true, (size_t)1 << 20);
-    void *p = _fa_classic_heap_alloc(h, 100);
-    say(p);
-    _fa_classic_heap_remote_free(h, p, "free");
-    _fa_classic_heap_remote_free(h, p, "free");
+    double_free_by(_fa_classic_heap_remote_free);
 }
 
 /* A remote free of a block the owner has already taken back and freed. */

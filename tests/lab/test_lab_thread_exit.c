@@ -23,6 +23,7 @@
 #include "rerun.h"
 #include "fitalloc-lab.h"
 #include "fitalloc.h"
+#include "threads.h"
 
 #define KINDS 7
 
@@ -89,9 +90,7 @@ static void *run_job(int kind)
         CHECK(moved != NULL);
     }
     struct job j = {kind, NULL};
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, thread_main, &j), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(thread_main, &j);
     CHECK(j.left != NULL);
     return j.left;
 }

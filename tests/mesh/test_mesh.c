@@ -14,6 +14,7 @@
 
 #include "child.h"
 #include "mesh_test.h"
+#include "threads.h"
 
 /* The memory comes back, the data stays, statistics and the heap walk count the live blocks,
  * and everything meshed is given back once freed. */
@@ -176,9 +177,7 @@ static void case_producer(void)
         low = (uintptr_t)made[i] < low ? (uintptr_t)made[i] : low;
         high = (uintptr_t)made[i] > high ? (uintptr_t)made[i] : high;
     }
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, consume, made), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(consume, made);
     /* A malloc that takes the slow path, where the heap takes back its pages the consumer
      * freed into, and a mesh pass. */
     void *other = fa_malloc(4000);

@@ -29,6 +29,7 @@
 #include "child.h"
 #include "fitalloc.h"
 #include "secure_test.h"
+#include "threads.h"
 
 static void overflow_1(void *arg)
 {
@@ -91,9 +92,7 @@ static void *malloc_victim(void *arg)
 static void overflow_orphan(void *arg)
 {
     (void)arg;
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, malloc_victim, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(malloc_victim, NULL);
     CHECK(victim != NULL);
     victim[victim_size] = 'x';
     fa_free(victim);
