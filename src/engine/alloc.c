@@ -1,10 +1,9 @@
-/* malloc, calloc, realloc and friends: the out-of-line paths and the C semantics. Each entry
- * point also records its call while tracing (trace.c says how). */
+/* malloc, calloc and realloc: the out-of-line paths and the C semantics, untraced (the entry
+ * points, override/entry.c, record the calls while tracing). */
 #include <errno.h>
 #include <string.h>
 
 #include "fitalloc-trace.h"
-#include "fitalloc.h"
 #include "engine/fastpath.h"
 #include "engine/size_class.h"
 
@@ -66,13 +65,8 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
     /* A thread's first call starts the process first: that decides whether it is traced. */
     if (fa_unlikely(heap == &_fa_heap_empty))
         _fa_process_init();
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
-        void *p = malloc_generic(n, heap);
-        _fa_trace_record(FA_TRACE_MALLOC, n, 0, NULL, p);
-        _fa_trace_leave();
-        return p;
-    }
-    return malloc_generic(n, heap);
+    /* Every malloc of a traced process comes here: its pages are slow. */
+    return FA_TRACED(void *, malloc_generic(n, heap), FA_TRACE_MALLOC, n, 0, NULL, traced);
 }
 
 /* The usable size of the block p starts, with its segment and (small and medium) page. */
@@ -95,20 +89,7 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
     return fa_secure_marked(page) ? _fa_secure_usable(page, p, caller) : page->block_size;
 }
 
-FA_ENTRY_API void *FA_ENTRY(fa_malloc)(size_t n)
-{
-    return fa_malloc_inline(n);
-}
-
-/* The bytes a calloc asks for; SIZE_MAX in the trace when the product does not fit (the call
- * fails). */
-static size_t product(size_t count, size_t size)
-{
-    size_t total;
-    return __builtin_mul_overflow(count, size, &total) ? SIZE_MAX : total;
-}
-
-static void *calloc_untraced(size_t count, size_t size)
+void *_fa_calloc(size_t count, size_t size)
 {
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
@@ -123,18 +104,7 @@ static void *calloc_untraced(size_t count, size_t size)
     return p;
 }
 
-FA_ENTRY_API void *FA_ENTRY(fa_calloc)(size_t count, size_t size)
-{
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
-        void *p = calloc_untraced(count, size);
-        _fa_trace_record(FA_TRACE_CALLOC, product(count, size), 0, NULL, p);
-        _fa_trace_leave();
-        return p;
-    }
-    return calloc_untraced(count, size);
-}
-
-static void *realloc_untraced(void *p, size_t n)
+void *_fa_realloc(void *p, size_t n)
 {
     if (!p)
         return fa_malloc_inline(n);
@@ -191,31 +161,6 @@ static void *realloc_untraced(void *p, size_t n)
     return q;
 }
 
-FA_ENTRY_API void *FA_ENTRY(fa_realloc)(void *p, size_t n)
-{
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
-        void *q = realloc_untraced(p, n);
-        _fa_trace_record(FA_TRACE_REALLOC, n, 0, p, q);
-        _fa_trace_leave();
-        return q;
-    }
-    return realloc_untraced(p, n);
-}
-
-FA_API void *fa_reallocarray(void *p, size_t count, size_t size)
-{
-    size_t total;
-    if (__builtin_mul_overflow(count, size, &total)) {
-        if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
-            _fa_trace_record(FA_TRACE_REALLOC, SIZE_MAX, 0, p, NULL);
-            _fa_trace_leave();
-        }
-        errno = ENOMEM;
-        return NULL;
-    }
-    return fa_realloc(p, total); /* which records the call */
-}
-
 size_t _fa_usable_size_generic(const void *p)
 {
     fa_segment_t *seg;
@@ -223,9 +168,4 @@ size_t _fa_usable_size_generic(const void *p)
     if (p && _fa_mode && _fa_mode->owns(p))
         return _fa_mode->usable_size(p);
     return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
-}
-
-FA_API size_t fa_malloc_usable_size(const void *p)
-{
-    return fa_usable_size_inline(p);
 }

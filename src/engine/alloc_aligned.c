@@ -9,8 +9,6 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "fitalloc-trace.h"
-#include "fitalloc.h"
 #include "engine/fastpath.h"
 #include "engine/size_class.h"
 
@@ -44,15 +42,7 @@ void *_fa_malloc_aligned(size_t alignment, size_t n)
     return _fa_large_alloc(n, alignment, false);
 }
 
-/* While tracing, each entry point records its call with the alignment it asked for. */
-static void *traced(void *p, size_t alignment, size_t n)
-{
-    _fa_trace_record(FA_TRACE_ALIGNED, n, alignment, NULL, p);
-    _fa_trace_leave();
-    return p;
-}
-
-static void *aligned_alloc_untraced(size_t alignment, size_t n)
+void *_fa_aligned_alloc(size_t alignment, size_t n)
 {
     if (!is_power_of_two(alignment)) {
         errno = EINVAL;
@@ -61,14 +51,7 @@ static void *aligned_alloc_untraced(size_t alignment, size_t n)
     return _fa_malloc_aligned(alignment, n);
 }
 
-FA_ENTRY_API void *FA_ENTRY(fa_aligned_alloc)(size_t alignment, size_t n)
-{
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter())
-        return traced(aligned_alloc_untraced(alignment, n), alignment, n);
-    return aligned_alloc_untraced(alignment, n);
-}
-
-static int posix_memalign_untraced(void **out, size_t alignment, size_t n)
+int _fa_posix_memalign(void **out, size_t alignment, size_t n)
 {
     if (!is_power_of_two(alignment) || alignment % sizeof(void *))
         return EINVAL;
@@ -81,17 +64,7 @@ static int posix_memalign_untraced(void **out, size_t alignment, size_t n)
     return 0;
 }
 
-FA_ENTRY_API int FA_ENTRY(fa_posix_memalign)(void **out, size_t alignment, size_t n)
-{
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter()) {
-        int result = posix_memalign_untraced(out, alignment, n);
-        traced(result ? NULL : *out, alignment, n);
-        return result;
-    }
-    return posix_memalign_untraced(out, alignment, n);
-}
-
-static void *memalign_untraced(size_t alignment, size_t n)
+void *_fa_memalign(size_t alignment, size_t n)
 {
     /* glibc rounds an alignment that is not a power of two up to the next one. */
     if (alignment > ((size_t)1 << 62)) {
@@ -103,21 +76,7 @@ static void *memalign_untraced(size_t alignment, size_t n)
     return _fa_malloc_aligned(alignment, n);
 }
 
-FA_ENTRY_API void *FA_ENTRY(fa_memalign)(size_t alignment, size_t n)
-{
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter())
-        return traced(memalign_untraced(alignment, n), alignment, n);
-    return memalign_untraced(alignment, n);
-}
-
-FA_ENTRY_API void *FA_ENTRY(fa_valloc)(size_t n)
-{
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter())
-        return traced(_fa_malloc_aligned(FA_OS_PAGE, n), FA_OS_PAGE, n);
-    return _fa_malloc_aligned(FA_OS_PAGE, n);
-}
-
-static void *pvalloc_untraced(size_t n)
+void *_fa_pvalloc(size_t n)
 {
     if (n > PTRDIFF_MAX) {
         errno = ENOMEM;
@@ -125,11 +84,4 @@ static void *pvalloc_untraced(size_t n)
     }
     size_t rounded = n ? fa_align_up(n, FA_OS_PAGE) : FA_OS_PAGE;
     return _fa_malloc_aligned(FA_OS_PAGE, rounded);
-}
-
-FA_ENTRY_API void *FA_ENTRY(fa_pvalloc)(size_t n)
-{
-    if (fa_unlikely(_fa_trace_on) && _fa_trace_enter())
-        return traced(pvalloc_untraced(n), FA_OS_PAGE, n);
-    return pvalloc_untraced(n);
 }

@@ -19,17 +19,6 @@
 #include "trace/record.h"
 #include "platform/atomic.h"
 
-/* The allocation entry points. In a build for debugging tools (FA_TOOLS) they are renamed and
- * override/tools.c exports wrappers that tell the tool about each block under the public
- * names. */
-#ifdef FA_TOOLS
-#define FA_ENTRY(name) _fa_untracked_##name
-#define FA_ENTRY_API
-#else
-#define FA_ENTRY(name) name
-#define FA_ENTRY_API FA_API
-#endif
-
 /* The owner word a heap gives its page, and the heap an owner word names. */
 static inline uintptr_t fa_owner_word(const struct fa_heap_s *heap, const fa_page_t *page)
 {
@@ -196,13 +185,20 @@ void _fa_large_unwatch(fa_segment_t *seg);
 void _fa_large_populate(fa_segment_t *seg, size_t fresh, size_t end);
 void _fa_large_watched_freed(fa_segment_t *seg);
 
-/* alloc.c */
+/* alloc.c and alloc_aligned.c: the C semantics of the entry points (override/entry.c), which
+ * record each call while tracing; these record nothing. */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
+void *_fa_calloc(size_t count, size_t size);
+void *_fa_realloc(void *p, size_t n);
+void *_fa_aligned_alloc(size_t alignment, size_t n);
+int _fa_posix_memalign(void **out, size_t alignment, size_t n);
+void *_fa_memalign(size_t alignment, size_t n);
+void *_fa_pvalloc(size_t n);
 /* malloc_usable_size past the inline usual case (fastpath.h): large, secure, foreign pointers,
  * the other mode. */
 size_t _fa_usable_size_generic(const void *p);
 
-/* alloc_aligned.c */
+/* n bytes aligned to `alignment`, a power of two (valloc's page alignment, too). */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
 
 /* free.c: `caller` names the function the program called, for reports */

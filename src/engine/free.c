@@ -1,6 +1,4 @@
 /* free: the out-of-line half (the fast path is in fastpath.h). */
-#include "fitalloc-trace.h"
-#include "fitalloc.h"
 #include "engine/fastpath.h"
 #include "engine/mesh.h"
 #include "platform/atomic.h"
@@ -81,19 +79,6 @@ void _fa_free_marked(void *p, fa_page_t *page, const char *caller)
     free_local(_fa_heap_tls, page, p);
 }
 
-/* While tracing, a free is recorded before it is done (when a report stops the program, the
- * free reported is the trace's last call). One made inside a traced call (realloc's) is not
- * recorded: that call takes its place in the order here, before the old block is given back. */
-static bool trace_free_begin(void *p, const char *caller, size_t size)
-{
-    if (!_fa_trace_enter()) {
-        _fa_trace_point();
-        return false;
-    }
-    _fa_trace_record(_fa_trace_free_op(caller), size, 0, p, NULL);
-    return true;
-}
-
 /* p lies in seg's page `page` (found by the fast path) but is not a local free into a page
  * with free blocks: validate it, then free it remotely, into our full page, or as a large block. */
 static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char *caller,
@@ -140,18 +125,13 @@ void _fa_free_block(fa_page_t *page, fa_block_t *block)
         free_local(heap, page, block);
 }
 
-/* _fa_free_in_page past its usual case: the trace, then every check (apart, so that the usual
- * case saves no registers). */
+/* _fa_free_in_page past its usual case: the trace (every free of a traced process's slow pages
+ * comes here), then every check (apart, so that the usual case saves no registers). */
 static __attribute__((noinline)) void free_in_page_checked(void *p, fa_page_t *page,
                                                            const char *caller, size_t size)
 {
     fa_segment_t *seg = (fa_segment_t *)((uintptr_t)p & ~FA_SEG_MASK);
-    if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
-        free_in_page(p, seg, page, caller, size);
-        _fa_trace_leave();
-        return;
-    }
-    free_in_page(p, seg, page, caller, size);
+    FA_TRACED_FREE(free_in_page(p, seg, page, caller, size), p, caller, size);
 }
 
 void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
@@ -197,26 +177,5 @@ static void free_slow(void *p, const char *caller, size_t size)
 
 void _fa_free_slow(void *p, const char *caller, size_t size)
 {
-    if (fa_unlikely(_fa_trace_on) && trace_free_begin(p, caller, size)) {
-        free_slow(p, caller, size);
-        _fa_trace_leave();
-        return;
-    }
-    free_slow(p, caller, size);
-}
-
-FA_ENTRY_API void FA_ENTRY(fa_free)(void *p)
-{
-    fa_free_inline(p, "free", 0);
-}
-
-FA_ENTRY_API void FA_ENTRY(fa_free_sized)(void *p, size_t n)
-{
-    fa_free_inline(p, "free_sized", n);
-}
-
-FA_ENTRY_API void FA_ENTRY(fa_free_aligned_sized)(void *p, size_t alignment, size_t n)
-{
-    (void)alignment;
-    fa_free_inline(p, "free_aligned_sized", n);
+    FA_TRACED_FREE(free_slow(p, caller, size), p, caller, size);
 }

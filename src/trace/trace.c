@@ -276,7 +276,7 @@ void _fa_trace_leave(void)
     self.timed = false;
 }
 
-uint8_t _fa_trace_free_op(const char *caller)
+static uint8_t free_op(const char *caller)
 {
     /* The callers' names of override/operator_new.c; every other one is a free. */
     if (caller[0] != 'o')
@@ -284,6 +284,18 @@ uint8_t _fa_trace_free_op(const char *caller)
     if (!strcmp(caller, "operator delete"))
         return FA_TRACE_DELETE;
     return !strcmp(caller, "operator delete[]") ? FA_TRACE_DELETE_ARRAY : FA_TRACE_FREE;
+}
+
+/* One made inside a traced call (realloc's) is not recorded: that call takes its place in the
+ * order here, before the old block is given back. */
+bool _fa_trace_free_begin(const void *p, const char *caller, size_t size)
+{
+    if (!_fa_trace_enter()) {
+        _fa_trace_point();
+        return false;
+    }
+    _fa_trace_record(free_op(caller), size, 0, p, NULL);
+    return true;
 }
 
 void _fa_trace_thread_exit(void)
