@@ -1,5 +1,7 @@
-/* The threads of this process, counted in /proc/self/task (opendir allocates: not for a test
- * that must make no allocator call). Header-only, like check.h. */
+/* Threads in the tests: those of this process, counted in /proc/self/task (opendir allocates:
+ * not for a test that must make no allocator call); a function run on a thread of its own; a
+ * thread that holds blocks; a forked program that must end after its last thread. Header-only,
+ * like check.h. */
 #ifndef FITALLOC_TESTS_THREADS_H
 #define FITALLOC_TESTS_THREADS_H
 
