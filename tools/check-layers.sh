@@ -13,8 +13,14 @@
 #
 # Public headers ("fitalloc*.h", include/) are open to every layer. System headers: only the
 # platform layer includes the C library's system interfaces; the others keep to the pure C
-# headers below (and valgrind's for the debugging-tools build). Prints each violation as
-# file:line: message and exits 1 if there is one.
+# headers below (and valgrind's for the debugging-tools build).
+#
+# Two seams are checked the same way: the engine reaches the mode in force only through its
+# table (common/mode.h: `_fa_mode->...`, never a test of `_fa_mode` itself), and a call is
+# recorded only where it enters, through FA_TRACED (trace/record.h): outside trace/ only
+# override/ calls the recorder's enter, record and leave (operator new's traced calls, which a
+# new-handler may interrupt). Prints each violation as file:line: message and exits 1 if there
+# is one.
 set -euo pipefail
 
 src=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../src" && pwd)}
@@ -81,8 +87,16 @@ while IFS= read -r file; do
     done < <(grep -n '^[[:space:]]*#[[:space:]]*include' "$file" || true)
 done < <(find "$src" -type f \( -name '*.c' -o -name '*.h' \) | sort)
 
+while IFS=: read -r file line _; do
+    report "src/${file#"$src"/}:$line" "tests the mode: the engine calls its table (common/mode.h)"
+done < <(grep -rnE '_fa_mode($|[^-_[:alnum:]]|-[^>])' "$src/engine" --include='*.[ch]' || true)
+while IFS=: read -r file line _; do
+    report "src/${file#"$src"/}:$line" "records a call outside its entry: use FA_TRACED (trace/record.h)"
+done < <(grep -rnE '_fa_trace_(enter|record|leave|free_begin)\(' "$src" --include='*.[ch]' |
+    grep -vE "^$src/(trace|override)/" || true)
+
 if ((violations)); then
-    echo "check-layers: $violations include(s) break the layering of src/ (src/README.md)" >&2
+    echo "check-layers: $violations line(s) break the layering of src/ (src/README.md)" >&2
     exit 1
 fi
 echo "check-layers: src/ includes only downward"

@@ -7,33 +7,19 @@
 #include "engine/fastpath.h"
 #include "engine/size_class.h"
 
-/* In the other mode (common/mode.h) no thread has a heap, so every malloc comes here. */
-static void *mode_malloc(size_t n)
+/* The core's malloc past the fast paths (common/mode.h): the thread's heap, made at its first
+ * call, then a page of the class, or a large block. */
+static void *core_malloc(size_t n)
 {
-    _fa_thread_watch_exit();
-    return _fa_mode->malloc(n);
-}
-
-static void *malloc_generic(size_t n, fa_heap_t *heap)
-{
+    fa_heap_t *heap = _fa_heap_tls;
     if (fa_unlikely(heap == &_fa_heap_empty)) {
-        if (_fa_mode)
-            return mode_malloc(n);
         /* A heap parked by an ended thread comes with free blocks at hand. */
         heap = _fa_heap_init_thread();
         if (!heap) {
             errno = ENOMEM;
             return NULL;
         }
-    } else if (n <= FA_DIRECT_MAX) {
-        /* The fast path lands here with a list head it must not follow: say so if it is not
-         * simply the end of the list. */
-        fa_page_t *direct = heap->direct[n];
-        if (direct->free != FA_LIST_END)
-            _fa_free_list_corrupt(direct, "free list");
     }
-    if (_fa_secure)
-        return _fa_secure_alloc(n, FA_ALIGN);
     if (n > FA_CLASS_MAX)
         return _fa_large_alloc(n, FA_ALIGN, false);
     fa_page_t *page = _fa_heap_find_page(heap, fa_bin_of(n));
@@ -45,6 +31,18 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
     FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
     return block;
+}
+
+static void *malloc_generic(size_t n, fa_heap_t *heap)
+{
+    /* The fast path lands here with a list head it must not follow: say so if it is not
+     * simply the end of the list. */
+    if (heap != &_fa_heap_empty && n <= FA_DIRECT_MAX) {
+        fa_page_t *direct = heap->direct[n];
+        if (direct->free != FA_LIST_END)
+            _fa_free_list_corrupt(direct, "free list");
+    }
+    return _fa_mode->malloc(n);
 }
 
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
@@ -77,8 +75,6 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
     *seg_out = seg;
     *page_out = page;
-    if (_fa_secure && !seg && _fa_secure_zero_owns(p))
-        return 0; /* malloc(0) in secure mode (realloc takes it apart) */
     if (!seg)
         _fa_bad_pointer(caller, p);
     if (seg->kind == FA_SEG_LARGE) {
@@ -96,8 +92,8 @@ void *_fa_calloc(size_t count, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    if (total > FA_CLASS_MAX && !_fa_mode)
-        return _fa_large_alloc(total, FA_ALIGN, true);
+    if (total > FA_CLASS_MAX)
+        return _fa_mode->large(total, FA_ALIGN, true);
     void *p = fa_malloc_inline(total);
     if (p)
         memset(p, 0, total);
@@ -113,16 +109,8 @@ void *_fa_realloc(void *p, size_t n)
         fa_free_inline(p, "realloc", 0);
         return NULL;
     }
-    if (_fa_mode && _fa_mode->owns(p)) {
-        _fa_thread_watch_exit(); /* realloc may be this thread's first call in the mode */
+    if (_fa_mode->owns && _fa_mode->owns(p))
         return _fa_mode->realloc(p, n);
-    }
-    if (_fa_secure && _fa_secure_zero_owns(p)) { /* a 0-byte block: nothing to copy */
-        void *q = fa_malloc_inline(n);
-        if (q)
-            _fa_secure_zero_free(p, "realloc", 0);
-        return q;
-    }
     fa_segment_t *seg;
     fa_page_t *page;
     size_t usable = usable_size(p, "realloc", &seg, &page);
@@ -165,7 +153,16 @@ size_t _fa_usable_size_generic(const void *p)
 {
     fa_segment_t *seg;
     fa_page_t *page;
-    if (p && _fa_mode && _fa_mode->owns(p))
+    if (p && _fa_mode->owns && _fa_mode->owns(p))
         return _fa_mode->usable_size(p);
     return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
 }
+
+/* The core's own mode: no blocks outside its segments, nothing more to do at a thread's end or
+ * a fork (process/ does the core's part). */
+const struct fa_mode_ops _fa_core_mode = {
+    .malloc = core_malloc,
+    .aligned = _fa_core_aligned,
+    .large = _fa_large_alloc,
+    .stats_print = _fa_stats_print,
+};

@@ -25,12 +25,11 @@ void *_fa_malloc_aligned(size_t alignment, size_t n)
         errno = ENOMEM;
         return NULL;
     }
-    if (_fa_mode) {
-        _fa_thread_watch_exit(); /* the mode's thread state goes back when the thread ends */
-        return _fa_mode->aligned(alignment, n);
-    }
-    if (_fa_secure)
-        return _fa_secure_alloc(n, alignment);
+    return _fa_mode->aligned(alignment, n);
+}
+
+void *_fa_core_aligned(size_t alignment, size_t n)
+{
     size_t want = n > alignment ? n : alignment;
     if (want <= FA_MEDIUM_MAX) {
         size_t bin = fa_bin_of(want);

@@ -200,6 +200,9 @@ size_t _fa_usable_size_generic(const void *p);
 
 /* n bytes aligned to `alignment`, a power of two (valloc's page alignment, too). */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
+/* The core's own mode (common/mode.h), and its aligned allocation (alignment above 16). */
+extern const struct fa_mode_ops _fa_core_mode;
+void *_fa_core_aligned(size_t alignment, size_t n);
 
 /* free.c: `caller` names the function the program called, for reports */
 void _fa_free_slow(void *p, const char *caller, size_t size);
@@ -224,9 +227,9 @@ extern bool _fa_secure;
 #endif
 /* A page's or segment's `secure` mark (set only by secure mode). */
 #define fa_secure_marked(x) (FA_SECURE_BUILT && (x)->secure)
-/* After the options are read: whether secure mode is on. The default library's (secure_absent.c)
- * says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
-bool _fa_secure_init(void);
+/* After the options are read: secure mode's table if it is on, else NULL. The default library's
+ * (secure_absent.c) says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
+const struct fa_mode_ops *_fa_secure_init(void);
 void *_fa_secure_alloc(size_t n, size_t alignment);
 void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
@@ -259,7 +262,9 @@ void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
 /* secure_zero.c: malloc(0) in secure mode */
 void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
 bool _fa_secure_zero_owns(const void *p);
-void _fa_secure_zero_free(const void *p, const char *caller, size_t size);
+void _fa_secure_zero_free(void *p, const char *caller, size_t size);
+void *_fa_secure_zero_realloc(void *p, size_t n);
+size_t _fa_secure_zero_usable(const void *p);  /* 0 */
 void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the region */
 
 /* The size asked for the block at `block` of a secure page, as its size word says (the block's

@@ -155,21 +155,18 @@ void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
 }
 
 /* Everything the fast path could not place in a page: NULL, foreign pointers, the interior
- * chunks of a large block aligned beyond 2 MiB; in lab mode, every free. */
+ * chunks of a large block aligned beyond 2 MiB, the mode's blocks outside the core's segments
+ * (in lab mode, every free). */
 static void free_slow(void *p, const char *caller, size_t size)
 {
     if (!p)
         return;
-    if (_fa_mode && _fa_mode->owns(p)) {
-        _fa_mode->free(p, caller);
+    if (_fa_mode->owns && _fa_mode->owns(p)) {
+        _fa_mode->free(p, caller, size);
         return;
     }
     fa_page_t *page;
     fa_segment_t *seg = _fa_segment_of_block(p, &page);
-    if (_fa_secure && !seg && _fa_secure_zero_owns(p)) {
-        _fa_secure_zero_free(p, caller, size);
-        return;
-    }
     if (!seg)
         _fa_bad_pointer(caller, p);
     free_in_page(p, seg, page, caller, size);

@@ -580,8 +580,8 @@ static fa_heap_t *start_using(fa_heap_t *heap)
 fa_heap_t *_fa_heap_init_thread(void)
 {
     _fa_process_init();
-    if (_fa_mode)
-        return NULL; /* the other mode owns all allocation: no fast-engine heaps */
+    if (_fa_mode->heapless)
+        return NULL; /* the mode serves every allocation: no heaps of the core */
     fa_mutex_lock(&_fa_global_lock);
     /* Not for a thread past its exit hook, which may end without running it again. */
     fa_heap_t *heap = !thread_ended && parked ? unpark_locked(&parked) : NULL;
@@ -706,7 +706,7 @@ void _fa_heap_abandon_mine(void)
 
 bool _fa_heap_take_parked(fa_heap_t *heap)
 {
-    if (thread_ended || _fa_mode)
+    if (thread_ended || _fa_mode->heapless)
         return false;
     fa_mutex_lock(&_fa_global_lock);
     fa_heap_t **link = &parked;

@@ -495,8 +495,6 @@ void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable,
 void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 {
     FA_ASSERT((alignment & (alignment - 1)) == 0);
-    if (_fa_secure)
-        return _fa_secure_large_alloc(n, alignment, zero);
     if (alignment < FA_ALIGN)
         alignment = FA_ALIGN;
     size_t offset = fa_align_up(FA_LARGE_HEADER, alignment);

@@ -6,14 +6,14 @@
 #include "common/options.h"
 #include "engine/engine.h"
 
-bool _fa_secure_init(void)
+const struct fa_mode_ops *_fa_secure_init(void)
 {
     /* The lab's own warning says that secure mode does not apply there. */
     if (fa_option(secure) && fa_option(mode) != FA_MODE_LAB)
         _fa_message(2, "fitalloc: FITALLOC_SECURE=1 needs libfitalloc-secure.so "
                        "(LD_PRELOAD=libfitalloc-secure.so, or fitalloc run --secure); "
                        "libfitalloc.so runs without secure mode's checks\n");
-    return false;
+    return NULL;
 }
 
 void _fa_secure_check_quarantine(void) {}

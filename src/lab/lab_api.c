@@ -1,7 +1,10 @@
 /* The process-wide lab of FITALLOC_MODE=lab: its entry points as a mode (lab.h) and the public
  * fa_lab_* functions (fitalloc-lab.h). It is a lab instance (lab_instance.h) configured from
  * the FITALLOC_* options. */
+#include <string.h>
+
 #include "common/message.h"
+#include "common/process.h"
 #include "platform/once.h"
 #include "platform/arch.h"
 #include "platform/compiler.h"
@@ -174,13 +177,51 @@ void _fa_lab_stats_print(int fd, bool json)
     write_hist_option();
 }
 
+/* The calls the core hands the lab (common/mode.h). A thread's first call in the lab arms its
+ * exit hook, so that the lab's thread state goes back when the thread ends. */
+static void *mode_malloc(size_t n)
+{
+    _fa_thread_watch_exit();
+    return _fa_lab_malloc(n);
+}
+
+static void *mode_aligned(size_t alignment, size_t n)
+{
+    _fa_thread_watch_exit();
+    return _fa_lab_aligned(alignment, n);
+}
+
+/* calloc's requests above the core's size classes: the lab has no large blocks of its own. */
+static void *mode_large(size_t n, size_t alignment, bool zero)
+{
+    void *p = alignment > 16 ? mode_aligned(alignment, n) : mode_malloc(n);
+    if (p && zero)
+        memset(p, 0, n);
+    return p;
+}
+
+static void mode_free(void *p, const char *caller, size_t size)
+{
+    (void)size;
+    _fa_lab_free(p, caller);
+}
+
+static void *mode_realloc(void *p, size_t n)
+{
+    _fa_thread_watch_exit();
+    return _fa_lab_realloc(p, n);
+}
+
 const struct fa_mode_ops _fa_lab_mode = {
-    .malloc = _fa_lab_malloc,
-    .aligned = _fa_lab_aligned,
+    .malloc = mode_malloc,
+    .aligned = mode_aligned,
+    .large = mode_large,
     .owns = _fa_lab_owns,
-    .free = _fa_lab_free,
-    .realloc = _fa_lab_realloc,
+    .free = mode_free,
+    .realloc = mode_realloc,
     .usable_size = _fa_lab_usable_size,
+    .heapless = true,
+    .trace_id = 1,
     .thread_exit = _fa_lab_thread_exit,
     .fork_prepare = _fa_lab_fork_prepare,
     .fork_parent = _fa_lab_fork_parent,

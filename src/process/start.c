@@ -15,14 +15,14 @@
 #include "platform/atomic.h"
 
 bool _fa_started;
-const struct fa_mode_ops *_fa_mode;
+const struct fa_mode_ops *_fa_mode = &_fa_core_mode;
 static uint32_t init_state; /* platform/once.h */
 static bool options_read;
 static int stats_fd = 2;
 
 static void fork_prepare(void)
 {
-    if (_fa_mode)
+    if (_fa_mode->fork_prepare)
         _fa_mode->fork_prepare();
     _fa_purge_fork_prepare();
     fa_mutex_lock(&_fa_global_lock);
@@ -36,7 +36,7 @@ static void fork_parent(void)
     _fa_mesh_after_fork_parent();
     fa_mutex_unlock(&_fa_global_lock);
     _fa_purge_fork_parent();
-    if (_fa_mode)
+    if (_fa_mode->fork_parent)
         _fa_mode->fork_parent();
 }
 
@@ -46,7 +46,7 @@ static void fork_child(void)
     _fa_segments_fork_child();
     _fa_mesh_after_fork_child();
     _fa_purge_after_fork();
-    if (_fa_mode)
+    if (_fa_mode->fork_child)
         _fa_mode->fork_child();
     _fa_trace_fork_child();
 }
@@ -56,11 +56,22 @@ static void fork_child(void)
  * stay valid and are freed as usual). */
 static void start_lab_if_asked(void)
 {
-    if (fa_option(mode) != FA_MODE_LAB || _fa_mode)
+    if (fa_option(mode) != FA_MODE_LAB || _fa_mode == &_fa_lab_mode)
         return;
     _fa_lab_init();
     fa_atomic_store_release(&_fa_mode, &_fa_lab_mode);
     _fa_heap_abandon_mine();
+}
+
+/* Secure mode (libfitalloc-secure.so only), once the options say so, and not in the lab:
+ * whether it started. */
+static bool start_secure_if_asked(void)
+{
+    const struct fa_mode_ops *secure = _fa_secure_init();
+    if (!secure || _fa_mode == &_fa_lab_mode)
+        return false;
+    fa_atomic_store_release(&_fa_mode, secure);
+    return true;
 }
 
 void _fa_process_init(void)
@@ -74,7 +85,7 @@ void _fa_process_init(void)
                   address_bits, FA_ADDRESS_BITS);
     options_read = _fa_options_init();
     _fa_list_secret = _fa_os_random() | (uintptr_t)1 << 63; /* free_list.h: why the top bit */
-    _fa_secure_init();
+    start_secure_if_asked();
     _fa_mesh_init();
     _fa_thread_exit_init();
     start_lab_if_asked();
@@ -91,7 +102,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         options_read = _fa_options_init();
         start_lab_if_asked();
         /* Blocks allocated before we could read the options stay in default pages. */
-        bool secure = _fa_secure_init();
+        bool secure = start_secure_if_asked();
         _fa_mesh_init();
         _fa_trace_start();
         if (secure || _fa_tracing)
@@ -121,10 +132,7 @@ __attribute__((destructor(101))) static void fa_destructor(void)
     _fa_secure_check_quarantine();
     if (!fa_option(stats))
         return;
-    if (_fa_mode)
-        _fa_mode->stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
-    else
-        _fa_stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
+    _fa_mode->stats_print(stats_fd, fa_option(stats) == FA_STATS_JSON);
 }
 
 void _fa_process_fatal(void)

@@ -12,7 +12,7 @@ static void thread_exit(void)
 {
     exit_watched = false;
     _fa_heap_thread_ended();
-    if (_fa_mode)
+    if (_fa_mode->thread_exit)
         _fa_mode->thread_exit();
     if (_fa_tracing)
         _fa_trace_thread_exit();

@@ -59,7 +59,7 @@ bool _fa_trace_start(void)
     if (path) {
         uint64_t start_ns = _fa_os_now_ns();
         _fa_trace_order_start(start_ns);
-        _fa_tracing = _fa_trace_file_open(path, start_ns, _fa_mode ? 1 : 0);
+        _fa_tracing = _fa_trace_file_open(path, start_ns, _fa_mode->trace_id);
     }
     _fa_trace_on = _fa_tracing;
     flags.tracing = _fa_tracing;

@@ -68,7 +68,30 @@ struct fa_quarantine {
     uint64_t rng; /* xorshift state for the random list order */
 };
 
-bool _fa_secure_init(void)
+static void *secure_malloc_any(size_t n)
+{
+    return _fa_secure_alloc(n, FA_ALIGN);
+}
+
+static void *secure_aligned(size_t alignment, size_t n)
+{
+    return _fa_secure_alloc(n, alignment);
+}
+
+/* Secure mode as the core sees it (common/mode.h): every allocation, and malloc(0)'s blocks
+ * outside the segments (secure_zero.c). */
+static const struct fa_mode_ops secure_mode = {
+    .malloc = secure_malloc_any,
+    .aligned = secure_aligned,
+    .large = _fa_secure_large_alloc,
+    .owns = _fa_secure_zero_owns,
+    .free = _fa_secure_zero_free,
+    .realloc = _fa_secure_zero_realloc,
+    .usable_size = _fa_secure_zero_usable,
+    .stats_print = _fa_stats_print,
+};
+
+const struct fa_mode_ops *_fa_secure_init(void)
 {
     /* This is the secure library: preloading it asks for secure mode, FITALLOC_SECURE=0 not. */
     _fa_secure = !fa_option_given(secure) || fa_option(secure) != 0;
@@ -79,7 +102,7 @@ bool _fa_secure_init(void)
     if (_fa_secure)
         _fa_secure_guard_init();
     protect_big = _fa_secure_guards && fa_option(secure_protect);
-    return _fa_secure;
+    return _fa_secure ? &secure_mode : NULL;
 }
 
 /* ---- reports ---- */
@@ -386,7 +409,7 @@ void *_fa_secure_alloc(size_t n, size_t alignment)
     }
     size_t bin = secure_bin(n, alignment);
     if (bin == FA_BINS)
-        return _fa_large_alloc(n, alignment, false);
+        return _fa_secure_large_alloc(n, alignment, false);
     fa_heap_t *heap = _fa_heap_tls;
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();

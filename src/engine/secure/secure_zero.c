@@ -8,7 +8,7 @@
  * so a freed slot comes back only after all the others (a quarantine of 262143 blocks). When
  * every slot is live, malloc(0) is served as a request of one byte would be.
  */
-#include "engine/engine.h"
+#include "engine/fastpath.h"
 #include "platform/atomic.h"
 
 #define FA_ZERO_SLOT 16
@@ -55,7 +55,7 @@ bool _fa_secure_zero_owns(const void *p)
     return slot_of((uintptr_t)p) < FA_ZERO_SLOTS;
 }
 
-void _fa_secure_zero_free(const void *p, const char *caller, size_t size)
+void _fa_secure_zero_free(void *p, const char *caller, size_t size)
 {
     uintptr_t a = (uintptr_t)p;
     size_t i = slot_of(a);
@@ -73,6 +73,21 @@ void _fa_secure_zero_free(const void *p, const char *caller, size_t size)
     if (size)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the 0-byte block at %p\n",
                   caller, size, p);
+}
+
+/* realloc of a 0-byte block: nothing to copy. */
+void *_fa_secure_zero_realloc(void *p, size_t n)
+{
+    void *q = fa_malloc_inline(n);
+    if (q)
+        _fa_secure_zero_free(p, "realloc", 0);
+    return q;
+}
+
+size_t _fa_secure_zero_usable(const void *p)
+{
+    (void)p;
+    return 0;
 }
 
 void _fa_secure_zero_fault(uintptr_t a)
