@@ -493,28 +493,30 @@ def fragmentation_study(args: argparse.Namespace, ap: argparse.ArgumentParser,
     return 1 if failed else 0
 
 
-def study_off_reason(args: argparse.Namespace) -> str | None:
-    """Why the replay study does not run, or None when it does: it belongs to the default
-    suite's report; -w picks workloads only, unless --study or --study-programs asks for it."""
-    if args.no_study:
-        return "replay study: not run (--no-study)"
+def _off_reason(args: argparse.Namespace, study: str, off: bool, off_option: str, asked: bool,
+                ask_option: str) -> str | None:
+    """Why `study` does not run, or None when it does: it belongs to the default suite's
+    report; `off_option` turns it off; -w picks workloads only, unless `ask_option` asks for
+    it too."""
+    if off:
+        return f"{study}: not run ({off_option})"
     if not args.results:
-        return "replay study: not run (it needs --results: its files go there)"
-    if args.workload is not None and not (args.study or args.study_programs):
-        return "replay study: not run (-w given; --study runs it too)"
+        return f"{study}: not run (it needs --results: its files go there)"
+    if args.workload is not None and not asked:
+        return f"{study}: not run (-w given; {ask_option} runs it too)"
     return None
+
+
+def study_off_reason(args: argparse.Namespace) -> str | None:
+    """Why the replay study does not run, or None (--study or --study-programs asks for it)."""
+    return _off_reason(args, "replay study", args.no_study, "--no-study",
+                       bool(args.study or args.study_programs), "--study")
 
 
 def redis_off_reason(args: argparse.Namespace) -> str | None:
-    """Why the Redis study does not run, or None when it does: its short version belongs to
-    the default suite's report; --redis (or --redis-scale) runs it with -w too."""
-    if args.no_redis:
-        return "Redis study: not run (--no-redis)"
-    if not args.results:
-        return "Redis study: not run (it needs --results: its files go there)"
-    if args.workload is not None and not (args.redis or args.redis_scale):
-        return "Redis study: not run (-w given; --redis runs it too)"
-    return None
+    """Why the Redis study does not run, or None (--redis or --redis-scale asks for it)."""
+    return _off_reason(args, "Redis study", args.no_redis, "--no-redis",
+                       bool(args.redis or args.redis_scale), "--redis")
 
 
 def redis_settings(args: argparse.Namespace) -> tuple[float, int]:

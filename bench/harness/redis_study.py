@@ -158,27 +158,26 @@ class Size:
                    round(MAXMEMORY * scale))
 
 
-def read_rss(pid: int) -> int | None:
-    """VmRSS in bytes, None once the process is gone."""
+def _proc_bytes(pid: int, name: str, key: str) -> int | None:
+    """The line `key` of /proc/PID/NAME (a size in KiB), in bytes; None once the process is
+    gone."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/{name}") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def read_rss(pid: int) -> int | None:
+    """VmRSS in bytes, None once the process is gone."""
+    return _proc_bytes(pid, "status", "VmRSS:")
 
 
 def read_pss(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    return _proc_bytes(pid, "smaps_rollup", "Pss:")
 
 
 class Sampler(threading.Thread):

@@ -129,32 +129,33 @@ size_t _fa_lab_usable_size(const void *p)
     return _fa_lab_instance_usable(lab(), p);
 }
 
-void _fa_lab_thread_exit(void)
+/* fn on the process-wide lab, when there is one: the thread-exit and fork hooks, which must not
+ * start a lab the process has not used. */
+static void with_lab_if_started(void (*fn)(struct fa_lab *))
 {
     struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
     if (l)
-        _fa_lab_instance_thread_exit(l);
+        fn(l);
+}
+
+void _fa_lab_thread_exit(void)
+{
+    with_lab_if_started(_fa_lab_instance_thread_exit);
 }
 
 void _fa_lab_fork_prepare(void)
 {
-    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
-    if (l)
-        _fa_lab_instance_fork_prepare(l);
+    with_lab_if_started(_fa_lab_instance_fork_prepare);
 }
 
 void _fa_lab_fork_parent(void)
 {
-    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
-    if (l)
-        _fa_lab_instance_fork_parent(l);
+    with_lab_if_started(_fa_lab_instance_fork_parent);
 }
 
 void _fa_lab_fork_child(void)
 {
-    struct fa_lab *l = fa_atomic_load_acquire(&lab_global);
-    if (l)
-        _fa_lab_instance_fork_child(l);
+    with_lab_if_started(_fa_lab_instance_fork_child);
 }
 
 /* FITALLOC_LAB_HIST, once: from the report or, without FITALLOC_STATS, from our destructor. */

@@ -10,10 +10,36 @@ export CC=${CC:-cc}
 work=$(mktemp -d "${TMPDIR:-/tmp}/fitalloc-$test_name.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failures=0
+# The Python the tests run imports checks.py from here.
+export PYTHONPATH="$src/tests/bench${PYTHONPATH:+:$PYTHONPATH}"
 
 fail() {
     echo "FAIL: $*" >&2
     failures=$((failures + 1))
+}
+
+# run_checks WHAT ARG...: the Python checks on standard input (checks.py's check and finish)
+# run with ARG...; their output is shown and kept in $work/check.out; WHAT is the failure when
+# one fails.
+run_checks() {
+    local what=$1 rc=0
+    shift
+    python3 - "$@" >"$work/check.out" || rc=$?
+    cat "$work/check.out"
+    ((rc == 0)) || fail "$what"
+}
+
+# compare_without_programs WHAT ARG...: bench/compare.py (the workloads built in $work/bin
+# already) with ARG... and an empty PATH, as on a machine without the programs a study runs;
+# its results in $work/missing, its output in $work/missing.out and .err. It must exit with 0.
+compare_without_programs() {
+    local what=$1 py rc=0
+    shift
+    py=$(python3 -c 'import sys; print(sys.executable)')
+    mkdir -p "$work/empty-path"
+    PATH=$work/empty-path "$py" "$src/bench/compare.py" --fitalloc "$lib" --build-dir "$work/bin" \
+        "$@" --results "$work/missing" >"$work/missing.out" 2>"$work/missing.err" || rc=$?
+    ((rc == 0)) || fail "$what: exit $rc (expected 0): $(tail -n 5 "$work/missing.err")"
 }
 
 # finish_checks [SKIPPED]: exit 1 if a check failed; else exit 77 (skipped) with SKIPPED, the

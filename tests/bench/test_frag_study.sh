@@ -67,10 +67,7 @@ rc=0
 python3 - "$work/res" "$programs" <<'PY' || rc=$?
 import json, os, sys
 res, programs = sys.argv[1], sys.argv[2].split(",")
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
+from checks import bad, check, finish
 
 configs = ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab", "engine"]
 check(not os.path.exists(os.path.join(res, "runs.csv")), "timed runs ran")
@@ -98,10 +95,8 @@ for c in configs:
     line = next((l for l in report.splitlines() if l.startswith(f"| {c} | ")), None)
     check(line is not None and line.count("|") == len(programs) + 3,
           f"report.md: no row or a bad row for {c}: {line}")
-for b in bad:
-    print("  " + b)
 print(f"study: {len(bad)} problem(s)")
-sys.exit(1 if bad else 0)
+finish()
 PY
 ((rc == 0)) || fail "the study's results (above)"
 finish_checks

@@ -46,10 +46,7 @@ python3 - "$res" "$allocs" <<'PY' || fail "results do not show what was run (see
 import csv, json, os, sys
 res, allocs = sys.argv[1], sys.argv[2].split(",")
 rows = list(csv.DictReader(open(os.path.join(res, "runs.csv"))))
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
+from checks import bad, check, finish
 
 cases = ["selftest", "selftest-corrupt", "selftest-crash", "cse3320", "cs33-scaling:1",
          "cs33-scaling:2"]
@@ -116,9 +113,7 @@ for text in ("## Summary", "## All cases", "## FAILED runs", "selftest-corrupt",
 load = summary["meta"].get("load") or {}
 check(all(load.get(k) is not None for k in ("load_start", "load_end", "others_cpu_s", "cores")),
       f"summary.json's meta lacks the machine's load: {load}")
-for b in bad:
-    print(b)
-sys.exit(1 if bad else 0)
+finish()
 PY
 
 # ---- a run that times out is FAILED, and its other repetitions are not run at all
@@ -130,22 +125,20 @@ rc=0
 python3 - "$work/hang/runs.csv" <<'PY' || fail "the timed-out workload was not handled as expected"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-bad = []
+from checks import bad, finish
 if len(rows) != 6:
     bad.append(f"{len(rows)} rows, expected 6")
 for r in rows:
     want = "timeout after 1s" if r["rep"] == "1" else "not run: timed out in repetition 1"
     if r["status"] != "FAILED" or not r["note"].startswith(want):
         bad.append(f"rep {r['rep']} {r['allocator']}: {r['status']} {r['note']!r}, expected {want!r}")
-for b in bad:
-    print(b)
-sys.exit(1 if bad else 0)
+finish()
 PY
 
 # ---- the second geometric mean, on made-up results: mimalloc (the reference) 8x slower
 # than the others on cs33-t1 (a known pathology), glibc 5x on larson (an outlier that is not)
 echo "== the mean without known pathologies"
-PYTHONPATH="$src/bench" python3 - "$work/fake" <<'PY' || fail "the mean without known pathologies is wrong"
+PYTHONPATH="$src/bench:$PYTHONPATH" python3 - "$work/fake" <<'PY' || fail "the mean without known pathologies is wrong"
 import json, math, os, sys
 from harness import pathologies, results, summary, table
 from harness.runner import Run
@@ -166,10 +159,7 @@ def table_of(case_times):
 times = table_of({"churn": (0.5, 0.6, 0.7, 0.5), "cs33-t1": (0.1, 0.12, 0.11, 0.8),
                   "larson": (0.4, 2.0, 0.4, 0.4)})
 cases = ["churn", "cs33-t1", "larson"]
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
+from checks import bad, check, finish
 
 cells = cells_for(times)
 found = pathologies.outliers(cells, cases, allocs)
@@ -208,9 +198,7 @@ check(math.isclose({m["allocator"]: m["time"] for m in doc["geometric_means"]}["
 times[("cs33-t1", "mimalloc")] = 0.1
 found = pathologies.outliers(cells_for(times), cases, allocs)
 check(pathologies.excluded_cases(found) == [], f"healthy mimalloc: {found}")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad else 0)
+finish()
 PY
 
 # ---- --baseline: a second libfitalloc.so runs as fitalloc-baseline, interleaved with the rest,
@@ -224,7 +212,7 @@ python3 - "$work/ab" <<'PY' || fail "--baseline: the baseline did not run as exp
 import csv, json, os, sys
 res = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(res, "runs.csv"))))
-bad = []
+from checks import bad, finish
 groups = [sorted(r["allocator"] for r in rows[i:i + 3]) for i in range(0, len(rows), 3)]
 if groups != [["fitalloc", "fitalloc-baseline", "glibc"]] * 2:
     bad.append(f"runs per repetition: {groups}")
@@ -234,9 +222,7 @@ if json.load(open(os.path.join(res, "summary.json")))["reference"] != "fitalloc-
     bad.append("the reference is not fitalloc-baseline")
 if "libfitalloc-baseline.snapshot.so" not in open(os.path.join(res, "report.md")).read():
     bad.append("report.md does not name the baseline's library")
-for b in bad:
-    print(b)
-sys.exit(1 if bad else 0)
+finish()
 PY
 rc=0
 "${bench[@]}" -w selftest --baseline "$work/no-such.so" -r 1 --out "$work/unused" >/dev/null \

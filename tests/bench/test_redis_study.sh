@@ -23,14 +23,10 @@ rc=0
 "${bench[@]}" --redis-scale 0.05 --out "$work/res" >"$work/redis.out" 2>"$work/redis.err" || rc=$?
 ((rc == 0)) || fail "bench with the Redis study exited $rc: $(tail -n 5 "$work/redis.err")"
 
-rc=0
-python3 - "$work/res" <<'PY' >"$work/check.out" || rc=$?
+run_checks "the Redis study's results are not what was run (above)" "$work/res" <<'PY'
 import json, os, sys
 res = sys.argv[1]
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
+from checks import bad, check, finish
 
 doc = json.load(open(os.path.join(res, "redis", "redis.json")))
 names = [r["name"] for r in doc["rows"]]
@@ -87,25 +83,16 @@ else:
     check("matplotlib" in doc["plot_note"] and "No plot: " in report,
           f"no plot and no reason: {doc['plot_note']}")
     print("plot: not drawn (no matplotlib)")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad else 0)
+finish()
 PY
-cat "$work/check.out"
-((rc == 0)) || fail "the Redis study's results are not what was run (above)"
 plot_checked=0
 grep -q "^plot: drawn" "$work/check.out" && plot_checked=1
 
 # ---- no redis-server: a PATH without it (the workloads are built already; the bench finds
 # the rest by absolute path)
 echo "== redis-server missing"
-py=$(python3 -c 'import sys; print(sys.executable)')
-mkdir -p "$work/empty-path"
-rc=0
-PATH=$work/empty-path "$py" "$src/bench/compare.py" --fitalloc "$lib" --build-dir "$work/bin" \
-    -w selftest -a fitalloc,glibc -r 1 --no-study --redis --results "$work/missing" \
-    >"$work/missing.out" 2>"$work/missing.err" || rc=$?
-((rc == 0)) || fail "without redis-server: exit $rc (expected 0): $(tail -n 5 "$work/missing.err")"
+compare_without_programs "without redis-server" -w selftest -a fitalloc,glibc -r 1 --no-study \
+    --redis
 grep -q "^- Redis study skipped: redis-server not found (Debian: apt-get install redis-server" \
     "$work/missing/report.md" || fail "report.md has no note for the missing redis-server"
 [[ ! -e "$work/missing/redis" ]] || fail "a redis/ folder without redis-server"
@@ -115,7 +102,7 @@ grep -q "^- Redis study skipped: redis-server not found (Debian: apt-get install
 echo "== the mesh row"
 mkdir -p "$work/meshdir"
 rc=0
-"$py" - "$src/bench" "$lib" "$work/meshdir" <<'PY' || rc=$?
+python3 - "$src/bench" "$lib" "$work/meshdir" <<'PY' || rc=$?
 import os, sys
 sys.path.insert(0, sys.argv[1])
 from harness import allocators as al, redis_study as rs

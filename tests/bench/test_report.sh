@@ -23,16 +23,13 @@ else
 fi
 
 echo "== losses and load (no plots needed)"
-PYTHONPATH="$src/bench" "$py" - "$work" <<'PY' || fail "losses or load (see above)"
+PYTHONPATH="$src/bench:$PYTHONPATH" "$py" - "$work" <<'PY' || fail "losses or load (see above)"
 import json, os, sys
 from harness import losses, machine_load, report, summary
 from harness.runner import Run
 
 work = sys.argv[1]
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
+from checks import bad, check, finish
 
 def cells_for(times, rss=None):
     """times: (case, allocator) -> wall seconds of each repetition."""
@@ -113,14 +110,12 @@ check("- machine load: load average" in doc and "**WARNING: the machine was busy
       "report.md's header lacks the load or its warning")
 check(0 < doc.find("## Where a peer is ahead") < doc.find("## All cases"),
       "the section is missing or after All cases")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad else 0)
+finish()
 PY
 
 if ((plots)); then
     echo "== one palette, and the plots' details"
-    PYTHONPATH="$src/bench:$src/python" "$py" - "$work" <<'PY' || fail "plots (see above)"
+    PYTHONPATH="$src/bench:$src/python:$PYTHONPATH" "$py" - "$work" <<'PY' || fail "plots (see above)"
 import os, sys
 import matplotlib
 matplotlib.use("Agg")
@@ -130,10 +125,7 @@ from harness.allocators import LAB_CONFIGS, OPTIONAL_NAMES, PEER_NAMES, BASELINE
 from harness.runner import Run
 
 work = sys.argv[1]
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
+from checks import bad, check, finish
 
 named = PEER_NAMES + OPTIONAL_NAMES + [BASELINE, BASELINE_SECURE] + list(LAB_CONFIGS)
 cols = [palette.colour(n) for n in named]
@@ -255,9 +247,7 @@ table = next(a for ax in sheet.axes for a in ax.get_children() if isinstance(a, 
 points = min(c.get_text().get_fontsize() for c in table.get_celld().values())
 pixels = points / 72 * 1600 / sheet.get_size_inches()[0]
 check(pixels >= 8, f"the compare table's text is {pixels:.1f} px high at 1,600 px wide")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad else 0)
+finish()
 PY
 fi
 

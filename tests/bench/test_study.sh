@@ -25,14 +25,10 @@ rc=0
     >"$work/study.out" 2>"$work/study.err" || rc=$?
 ((rc == 0)) || fail "bench with the study exited $rc: $(tail -n 5 "$work/study.err")"
 
-rc=0
-python3 - "$work/res" <<'PY' >"$work/check.out" || rc=$?
+run_checks "the study's results are not what was run (above)" "$work/res" <<'PY'
 import json, os, sys
 res = sys.argv[1]
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
+from checks import bad, check, finish
 
 configs = ["first", "next", "best", "worst", "segregated", "tlsf", "buddy", "slab", "engine"]
 doc = json.load(open(os.path.join(res, "replay", "study.json")))
@@ -76,25 +72,16 @@ if e["maps"]:
 else:
     check("matplotlib" in e["note"] and "No maps: " in report, f"no maps and no reason: {e}")
     print("maps: not drawn (no matplotlib)")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad else 0)
+finish()
 PY
-cat "$work/check.out"
-((rc == 0)) || fail "the study's results are not what was run (above)"
 maps_checked=0
 grep -q "^maps: drawn" "$work/check.out" && maps_checked=1
 
 # ---- programs that are not installed: a PATH without sqlite3 and gcc (the workloads are
 # built already and the bench finds everything else by absolute path)
 echo "== missing programs"
-py=$(python3 -c 'import sys; print(sys.executable)')
-mkdir -p "$work/empty-path"
-rc=0
-PATH=$work/empty-path "$py" "$src/bench/compare.py" --fitalloc "$lib" --build-dir "$work/bin" \
-    --replay "$replay" -w selftest -a fitalloc,glibc -r 1 --study-programs sqlite3,gcc \
-    --results "$work/missing" >"$work/missing.out" 2>"$work/missing.err" || rc=$?
-((rc == 0)) || fail "missing programs: exit $rc (expected 0): $(tail -n 5 "$work/missing.err")"
+compare_without_programs "missing programs" --replay "$replay" -w selftest -a fitalloc,glibc -r 1 \
+    --study-programs sqlite3,gcc
 for p in sqlite3 gcc; do
     grep -q "^- replay study: $p not studied: $p not found (Debian: apt-get install $p)" \
         "$work/missing/report.md" || fail "report.md has no note for the missing $p"

@@ -217,15 +217,13 @@ def figs(path):
 first, final = figs(sys.argv[1]), figs(sys.argv[2])
 print("id1206 first implementation:", {k: first.get(k) for k in ("failed_at", "frees", "freelist_length", "free_space")})
 print("id1206 final implementation:", {k: final.get(k) for k in ("failed_at", "freelist_length", "free_space", "avg_free_block")})
-bad = []
+from checks import bad, finish
 if not 0 < first.get("failed_at", 0) < 10000: bad.append("the first implementation did not run out early")
 if not first.get("free_space", 0) > 32768: bad.append("the first implementation ran out with less than half the arena free")
 if not 2 * first.get("freelist_length", 0) > first.get("frees", 0): bad.append("its free list is not most of the frees")
 if final.get("failed_at") != 0: bad.append("the final implementation ran out")
 if not final.get("freelist_length", 99) < 50: bad.append("the final free list is not short")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad else 0)
+finish()
 PY
     grep -q '^hist ' "$work/final.txt" || fail "id1206 under the lab printed no histogram"
     # ECE650 HW2 under best fit and each thread strategy: passes, and the heap grew

@@ -35,6 +35,19 @@
 
 #define FA_TEST_SANITIZED (FA_TEST_TSAN || FA_TEST_ASAN)
 
+/* FA_TEST_TSAN_OPTIONS("name=value:..."): the ThreadSanitizer options of this test program, which
+ * TSan reads before main from the function this defines; nothing in other builds. */
+#if FA_TEST_TSAN
+#define FA_TEST_TSAN_OPTIONS(options)                                                              \
+    const char *__tsan_default_options(void);                                                      \
+    const char *__tsan_default_options(void)                                                       \
+    {                                                                                              \
+        return (options);                                                                          \
+    }
+#else
+#define FA_TEST_TSAN_OPTIONS(options)
+#endif
+
 /* CHECK(cond): abort with file:line and the expression when cond is false. */
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
@@ -57,43 +70,35 @@
         }                                                                                          \
     } while (0)
 
-/* Integer comparisons printing both values (as signed and unsigned 64-bit). */
-#define CHECK_OP_(a, op, b)                                                                        \
+/* Comparisons of a and b converted to T (unsigned long long or long long), printing both
+ * values as unsigned, signed and hexadecimal. */
+#define CHECK_OP_(T, a, op, b)                                                                     \
     do {                                                                                           \
-        unsigned long long check_a_ = (unsigned long long)(a);                                     \
-        unsigned long long check_b_ = (unsigned long long)(b);                                     \
+        T check_a_ = (T)(a);                                                                       \
+        T check_b_ = (T)(b);                                                                       \
         if (!(check_a_ op check_b_)) {                                                             \
             fprintf(stderr,                                                                        \
                     "%s:%d: CHECK failed: %s %s %s (%llu [%lld, 0x%llx] vs "                       \
                     "%llu [%lld, 0x%llx])\n",                                                      \
-                    __FILE__, __LINE__, #a, #op, #b, check_a_, (long long)check_a_, check_a_,      \
-                    check_b_, (long long)check_b_, check_b_);                                      \
+                    __FILE__, __LINE__, #a, #op, #b, (unsigned long long)check_a_,                 \
+                    (long long)check_a_, (unsigned long long)check_a_,                             \
+                    (unsigned long long)check_b_, (long long)check_b_,                             \
+                    (unsigned long long)check_b_);                                                 \
             fflush(stderr);                                                                        \
             abort();                                                                               \
         }                                                                                          \
     } while (0)
 
+#define CHECK_EQ(a, b) CHECK_OP_(unsigned long long, a, ==, b)
+#define CHECK_NE(a, b) CHECK_OP_(unsigned long long, a, !=, b)
+#define CHECK_LT(a, b) CHECK_OP_(unsigned long long, a, <, b)
+#define CHECK_LE(a, b) CHECK_OP_(unsigned long long, a, <=, b)
+#define CHECK_GT(a, b) CHECK_OP_(unsigned long long, a, >, b)
+#define CHECK_GE(a, b) CHECK_OP_(unsigned long long, a, >=, b)
 /* Signed comparisons (for values that may legitimately be negative). */
-#define CHECK_SOP_(a, op, b)                                                                       \
-    do {                                                                                           \
-        long long check_a_ = (long long)(a);                                                       \
-        long long check_b_ = (long long)(b);                                                       \
-        if (!(check_a_ op check_b_)) {                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s %s %s (%lld vs %lld)\n", __FILE__, __LINE__,  \
-                    #a, #op, #b, check_a_, check_b_);                                              \
-            fflush(stderr);                                                                        \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_EQ(a, b) CHECK_OP_(a, ==, b)
-#define CHECK_NE(a, b) CHECK_OP_(a, !=, b)
-#define CHECK_LT(a, b) CHECK_OP_(a, <, b)
-#define CHECK_LE(a, b) CHECK_OP_(a, <=, b)
-#define CHECK_GT(a, b) CHECK_OP_(a, >, b)
-#define CHECK_GE(a, b) CHECK_OP_(a, >=, b)
-#define CHECK_SEQ(a, b) CHECK_SOP_(a, ==, b)
-#define CHECK_SGE(a, b) CHECK_SOP_(a, >=, b)
+#define CHECK_SEQ(a, b) CHECK_OP_(long long, a, ==, b)
+#define CHECK_SGE(a, b) CHECK_OP_(long long, a, >=, b)
+#define CHECK_SLE(a, b) CHECK_OP_(long long, a, <=, b)
 
 /* p is aligned to `align` (a power of two). */
 #define CHECK_ALIGNED(p, align) CHECK_EQ(((uintptr_t)(const void *)(p)) & ((uintptr_t)(align)-1), 0)

@@ -62,6 +62,17 @@ static inline int fa_test_run_child(void (*fn)(void *), void *arg, char *out, si
     return status;
 }
 
+/* fn(arg) in a child (fa_test_run_child) must end by SIGABRT with `expected` in what it writes
+ * to stderr; a failed check names `what`. The child's stderr is left in out. */
+static inline void fa_test_expect_abort(const char *what, void (*fn)(void *), void *arg,
+                                        const char *expected, char *out, size_t out_size)
+{
+    int status = fa_test_run_child(fn, arg, out, out_size);
+    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+              "%s: child did not abort (status %#x), stderr: %s", what, status, out);
+    CHECK_MSG(strstr(out, expected) != NULL, "%s: stderr lacks \"%s\": %s", what, expected, out);
+}
+
 /* Wait for child pid for at most `seconds`, then kill it (SIGKILL) and reap it: whether it
  * ended by itself, its wait status in *status. For programs that must end on their own (a
  * thread left behind would keep them alive). */

@@ -22,15 +22,9 @@
 #define XSLOTS 32 /* blocks in the exchange */
 #define MINE 64   /* blocks the main thread holds */
 
-#if FA_TEST_TSAN
 /* The children allocate after a multi-threaded fork, which TSan refuses by default; and no 1 s
  * sleep at the exit of each of the test's processes (every thread is joined by then). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "die_after_fork=0:atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("die_after_fork=0:atexit_sleep_ms=0")
 
 /* One round of a worker's churn over its slots. */
 typedef void (*fork_stress_round_fn)(blk *slots, int nslots, fa_rng *r);

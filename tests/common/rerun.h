@@ -49,6 +49,23 @@ static inline pid_t fa_test_rerun_with(const char *what, const char *const env[]
 
 #define fa_test_rerun(what, env, args) fa_test_rerun_with((what), (env), (args), NULL, NULL)
 
+/* A test of an option that is off or on: in the first run (the environment variable `option`
+ * not set), run this test again with it at 0, then at 1 (and `also`, one more "NAME=value", or
+ * NULL), and return -1; in a run again, return the option's value there. */
+static inline int fa_test_off_on(char **argv, const char *option, const char *also)
+{
+    const char *value = getenv(option);
+    if (value)
+        return atoi(value);
+    for (int on = 0; on <= 1; on++) {
+        char setting[128];
+        snprintf(setting, sizeof setting, "%s=%d", option, on);
+        const char *env[] = {setting, also, NULL};
+        fa_test_rerun(setting, env, argv);
+    }
+    return -1;
+}
+
 /* Run this test again twice, for the two fates of an ended thread's heap: parked (argument
  * "--parked"; with a purge delay long enough that no parked heap expires, even in a slow
  * sanitized run) and abandoned at once (argument "--abandon", FITALLOC_PARKED_HEAPS=0). */

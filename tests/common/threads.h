@@ -1,5 +1,7 @@
-/* The threads of this process, counted in /proc/self/task (opendir allocates: not for a test
- * that must make no allocator call). Header-only, like check.h. */
+/* Threads in the tests: those of this process, counted in /proc/self/task (opendir allocates:
+ * not for a test that must make no allocator call); a function run on a thread of its own; a
+ * thread that holds blocks; a forked program that must end after its last thread. Header-only,
+ * like check.h. */
 #ifndef FITALLOC_TESTS_THREADS_H
 #define FITALLOC_TESTS_THREADS_H
 
@@ -9,6 +11,7 @@
 
 #include "check.h"
 #include "child.h"
+#include "fitalloc.h"
 
 static inline int fa_test_thread_count(void)
 {
@@ -67,6 +70,36 @@ static inline void fa_test_fork_program(void (*program)(void), char *argv0, cons
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the program's status: %s %d",
               WIFEXITED(status) ? "exit" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+/* fn(arg) on a thread of its own, waited for. */
+static inline void fa_test_on_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, fn, arg), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
+/* A thread that holds blocks while the main thread looks at the heap: it allocates n blocks
+ * (block i of size(i) bytes), meets the main thread at the barrier (of 2) once the blocks are
+ * made, meets it again once the main thread has looked, and exits without freeing them. */
+struct fa_test_holder {
+    void **blocks;
+    int n;
+    size_t (*size)(int i);
+    pthread_barrier_t barrier;
+};
+
+static inline void *fa_test_holder_main(void *arg)
+{
+    struct fa_test_holder *h = arg;
+    for (int i = 0; i < h->n; i++) {
+        h->blocks[i] = fa_malloc(h->size(i));
+        CHECK(h->blocks[i] != NULL);
+    }
+    pthread_barrier_wait(&h->barrier); /* blocks made */
+    pthread_barrier_wait(&h->barrier); /* the main thread has looked */
+    return NULL;
 }
 
 #endif

@@ -89,9 +89,6 @@ static int child(int populate)
 int main(int argc, char **argv)
 {
     (void)argc;
-    const char *mode = getenv("FITALLOC_CALLOC_POPULATE");
-    if (mode)
-        return child(atoi(mode));
     void *probe = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(probe != MAP_FAILED);
     if (madvise(probe, PAGE, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) {
@@ -99,11 +96,9 @@ int main(int argc, char **argv)
         return 77;
     }
     munmap(probe, PAGE);
-    for (int populate = 0; populate <= 1; populate++) {
-        const char *env[] = {populate ? "FITALLOC_CALLOC_POPULATE=1" : "FITALLOC_CALLOC_POPULATE=0",
-                             "FITALLOC_LARGE_CACHE=0", NULL};
-        fa_test_rerun(env[0], env, argv);
-    }
+    int on = fa_test_off_on(argv, "FITALLOC_CALLOC_POPULATE", "FITALLOC_LARGE_CACHE=0");
+    if (on >= 0)
+        return child(on);
     printf("ok: large callocs are populated after a block used whole, not after one used little\n");
     return 0;
 }

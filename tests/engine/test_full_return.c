@@ -16,6 +16,7 @@
 #include "check.h"
 #include "fitalloc.h"
 #include "rerun.h"
+#include "threads.h"
 
 typedef struct fa_heap_s fa_heap_t;
 void _fa_heap_check(const fa_heap_t *heap);
@@ -148,9 +149,7 @@ static void *fill_and_leave(void *arg)
 static void thread_ends_with_blocks_waiting(void)
 {
     for (int round = 0; round < 3; round++) {
-        pthread_t t;
-        CHECK_EQ(pthread_create(&t, NULL, fill_and_leave, NULL), 0);
-        CHECK_EQ(pthread_join(t, NULL), 0);
+        fa_test_on_thread(fill_and_leave, NULL);
         for (int i = 0; i < COUNT; i++)
             fa_free(blocks[i]);
     }

@@ -22,6 +22,7 @@
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
 #include "rerun.h"
+#include "threads.h"
 
 #define MAX_AREAS 20000
 #define LIVE 1000
@@ -107,19 +108,13 @@ static const struct fa_heap_area *area_of(const void *p)
 /* ---- a second thread ---- */
 
 static void *thread_blocks[THREAD_BLOCKS];
-static pthread_barrier_t barrier;
-
-static void *holder(void *arg)
+static size_t thread_block_size(int i)
 {
-    (void)arg;
-    for (int i = 0; i < THREAD_BLOCKS; i++) {
-        thread_blocks[i] = fa_malloc((size_t)(i % 60) * 16 + 8);
-        CHECK(thread_blocks[i] != NULL);
-    }
-    pthread_barrier_wait(&barrier); /* blocks made */
-    pthread_barrier_wait(&barrier); /* the main thread has visited */
-    return NULL;                    /* exits holding them: their pages are abandoned */
+    return (size_t)(i % 60) * 16 + 8;
 }
+/* The holder exits with its blocks: their pages are abandoned. */
+static struct fa_test_holder holder = {
+    .blocks = thread_blocks, .n = THREAD_BLOCKS, .size = thread_block_size};
 
 /* Started after the holder ended: frees its blocks, the first before anything else. */
 static void *successor(void *arg)
@@ -143,10 +138,10 @@ static void *successor(void *arg)
 static void two_threads(bool parked)
 {
     void *mine = fa_malloc(24);
-    CHECK_EQ(pthread_barrier_init(&barrier, NULL, 2), 0);
+    CHECK_EQ(pthread_barrier_init(&holder.barrier, NULL, 2), 0);
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, holder, NULL), 0);
-    pthread_barrier_wait(&barrier);
+    CHECK_EQ(pthread_create(&t, NULL, fa_test_holder_main, &holder), 0);
+    pthread_barrier_wait(&holder.barrier);
     visit();
     const struct fa_heap_area *own = area_of(mine);
     CHECK(own->mine);
@@ -160,7 +155,7 @@ static void two_threads(bool parked)
         CHECK(other == 0 || a->owner == other); /* one heap owns all of the thread's pages */
         other = a->owner;
     }
-    pthread_barrier_wait(&barrier);
+    pthread_barrier_wait(&holder.barrier);
     CHECK_EQ(pthread_join(t, NULL), 0);
     struct totals t1 = visit();
     CHECK_EQ(t1.bytes, t1.stats_used);
@@ -180,7 +175,7 @@ static void two_threads(bool parked)
             fa_free(thread_blocks[i]);
     }
     fa_free(mine);
-    pthread_barrier_destroy(&barrier);
+    pthread_barrier_destroy(&holder.barrier);
 }
 
 static void count(const struct fa_heap_area *a, void *arg)

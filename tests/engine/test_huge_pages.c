@@ -51,17 +51,13 @@ static int child(int want)
 int main(int argc, char **argv)
 {
     (void)argc;
-    const char *mode = getenv("FITALLOC_HUGE_PAGES");
-    if (mode)
-        return child(atoi(mode));
     if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
         printf("no transparent huge pages in this kernel: skipped\n");
         return 77;
     }
-    for (int want = 0; want <= 1; want++) {
-        const char *env[] = {want ? "FITALLOC_HUGE_PAGES=1" : "FITALLOC_HUGE_PAGES=0", NULL};
-        fa_test_rerun(env[0], env, argv);
-    }
+    int on = fa_test_off_on(argv, "FITALLOC_HUGE_PAGES", NULL);
+    if (on >= 0)
+        return child(on);
     printf("ok: the hg flag follows FITALLOC_HUGE_PAGES\n");
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
 #include "rerun.h"
+#include "purge_test.h"
 
 #define FIRST (16u << 10)
 #define LAST (400u << 10)
@@ -33,13 +34,6 @@ static int empty_heads(void)
     int n = 0;
     CHECK(fa_heap_visit(count_empty, &n) >= 0);
     return n;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* The growth; the number of empty heads it left. */

@@ -21,16 +21,14 @@
 #include "check.h"
 #include "child.h"
 #include "fitalloc.h"
+#include "threads.h"
 
 static char out[8192]; /* the stderr of the last child */
 
 /* The child must abort with a line that contains `expected` (printf-formatted). */
 static void expect_report(const char *name, void (*fn)(void *), void *arg, const char *expected)
 {
-    int status = fa_test_run_child(fn, arg, out, sizeof out);
-    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-              "%s: child did not abort (status %#x), stderr: %s", name, status, out);
-    CHECK_MSG(strstr(out, expected) != NULL, "%s: stderr lacks \"%s\": %s", name, expected, out);
+    fa_test_expect_abort(name, fn, arg, expected, out, sizeof out);
 }
 
 static char expected[256];
@@ -105,9 +103,7 @@ static void remote_double_free(void *arg)
 {
     (void)arg;
     for (int i = 0; i < 2; i++) {
-        pthread_t t;
-        CHECK_EQ(pthread_create(&t, NULL, free_it, victim), 0);
-        CHECK_EQ(pthread_join(t, NULL), 0);
+        fa_test_on_thread(free_it, victim);
     }
 }
 
@@ -175,9 +171,7 @@ static void *free_and_write(void *p)
 static void remote_write_after_free(void *arg)
 {
     (void)arg;
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, free_and_write, victim), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(free_and_write, victim);
     /* Use up the page, so that the owner's malloc must collect the remote list. */
     for (int i = 0; i < 4096; i++) {
         void *volatile q = fa_malloc(32);

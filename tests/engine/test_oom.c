@@ -34,14 +34,8 @@
 #define MIB ((size_t)1 << 20)
 #define GIB ((size_t)1 << 30)
 
-#if FA_TEST_TSAN
 /* No 1 s sleep at exit (the test skips itself under sanitizers). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("atexit_sleep_ms=0")
 #define MAXBLOCKS 200000
 
 static size_t vm_size(void)

@@ -16,6 +16,7 @@
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
 #include "rerun.h"
+#include "threads.h"
 
 #define BLOCKS 64
 
@@ -53,9 +54,7 @@ static void *hold_blocks(void *arg)
 
 static void run_thread(void *(*fn)(void *), void *arg)
 {
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, fn, arg), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(fn, arg);
 }
 
 static void *malloc_one(void *arg)

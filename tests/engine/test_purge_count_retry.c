@@ -26,17 +26,11 @@
 #include "rerun.h"
 #include "stats.h"
 #include "threads.h"
+#include "purge_test.h"
 
 #define MIB (1024ul * 1024ul)
 
 static struct rlimit saved_limit;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void sleep_ms(long ms)
 {
@@ -98,22 +92,12 @@ static void program(void)
     struct rlimit low = saved_limit;
     low.rlim_cur = (rlim_t)lowest;
     CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, worker, NULL), 0);
-    pthread_exit(NULL);
+    leave_main_to(worker);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "program") == 0)
-        program();
-    if (argc > 1 && strcmp(argv[1], "run") == 0) {
-        fa_test_fork_program(program, argv[0], "program");
-        return 0;
-    }
-    const char *env[] = {"FITALLOC_PURGE_THREAD=1", "FITALLOC_PURGE_DELAY=50", NULL};
-    char *args[] = {argv[0], (char *)"run", NULL};
-    fa_test_rerun("the purge thread after a failed count of threads", env, args);
-    printf("engine/purge_count_retry: ok\n");
-    return 0;
+    return purge_test_exit_main(argc, argv, program,
+                                "the purge thread after a failed count of threads",
+                                "engine/purge_count_retry");
 }

@@ -24,17 +24,12 @@
 #include "rerun.h"
 #include "threads.h"
 #include "stats.h"
+#include "purge_test.h"
 
 #define MIB (1024ul * 1024ul)
 
-#if FA_TEST_TSAN
 /* The fork case's child starts the purger after a fork made while the parent's ran. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "die_after_fork=0:atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("die_after_fork=0:atexit_sleep_ms=0")
 
 /* The process has `n` threads; under TSan at least `n` (it starts a thread of its own at the
  * first pthread_create, the purger's included). */
@@ -45,13 +40,6 @@ static void expect_threads(int n)
         CHECK_GE(threads, n);
     else
         CHECK_EQ(threads, n);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* Wait, making no allocator call (fa_stats_get makes none), until committed memory is below
@@ -127,9 +115,7 @@ static void *hold_blocks(void *arg)
 static void case_exit(void)
 {
     allocate_only();
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, hold_blocks, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(hold_blocks, NULL);
     expect_threads(2);
 }
 
@@ -162,9 +148,7 @@ static void case_off(void)
     fa_free(large_block(16 * MIB));
     char *p = large_block(16 * MIB);
     CHECK(fa_realloc(p, MIB) != NULL);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, hold_blocks, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(hold_blocks, NULL);
     expect_threads(1);
 }
 

@@ -33,6 +33,7 @@
 #include "rerun.h"
 #include "stats.h"
 #include "threads.h"
+#include "purge_test.h"
 
 #define MIB (1024ul * 1024ul)
 #define FILLER_MAX 64
@@ -59,27 +60,6 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
 static unsigned creations_now(void)
 {
     return __atomic_load_n(&creations, __ATOMIC_SEQ_CST);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Ordinary work: blocks of many sizes, allocated, written and freed (slow paths among them). */
-static void busy_work(fa_rng *r)
-{
-    void *b[256];
-    for (int i = 0; i < 256; i++) {
-        size_t n = fa_rng_logsize(r, 20000);
-        b[i] = fa_malloc(n);
-        CHECK(b[i] != NULL);
-        memset(b[i], 1, n < 64 ? n : 64);
-    }
-    for (int i = 0; i < 256; i++)
-        fa_free(b[i]);
 }
 
 /* Threads of this process, the exited main thread included (it stays until the process
@@ -157,12 +137,12 @@ static void *worker(void *arg)
         int fd;
         while (fillers < FILLER_MAX && (fd = open("/dev/null", O_RDONLY)) >= 0)
             filler[fillers++] = fd;
-        busy_work(&r);
+        busy_work(&r, 256);
     }
     /* Then go on for a while: each of these slow paths used to start a purger again. */
     double until = now_s() + 0.3;
     for (int rounds = 0; rounds < 1000 || now_s() < until; rounds++)
-        busy_work(&r);
+        busy_work(&r, 256);
     unsigned purgers = creations_now() - creations_before_worker - 1;
     CHECK_MSG(purgers <= 1, "%u purge threads started after main's work", purgers);
 
@@ -186,7 +166,7 @@ static void *worker(void *arg)
     start = now_s();
     while (committed >= committed_before + 8 * MIB && now_s() < start + 20) {
         for (int i = 0; i < 16; i++)
-            busy_work(&r);
+            busy_work(&r, 256);
         committed = fa_test_stats().committed;
     }
     CHECK_MSG(committed < committed_before + 8 * MIB,
@@ -215,24 +195,13 @@ static void child_main(void)
     fa_rng r;
     fa_rng_seed(&r, 1);
     for (int i = 0; i < 64; i++)
-        busy_work(&r); /* in a fork child, the purger starts again at a slow path */
+        busy_work(&r, 256); /* in a fork child, the purger starts again at a slow path */
     creations_before_worker = creations_now();
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, worker, NULL), 0);
-    pthread_exit(NULL);
+    leave_main_to(worker);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "child") == 0)
-        child_main();
-    if (argc > 1 && strcmp(argv[1], "run") == 0) {
-        fa_test_fork_program(child_main, argv[0], "child");
-        return 0;
-    }
-    const char *env[] = {"FITALLOC_PURGE_THREAD=1", "FITALLOC_PURGE_DELAY=50", NULL};
-    char *args[] = {argv[0], (char *)"run", NULL};
-    fa_test_rerun("the purge thread without a thread count", env, args);
-    printf("engine/purge_no_proc: ok\n");
-    return 0;
+    return purge_test_exit_main(argc, argv, child_main, "the purge thread without a thread count",
+                                "engine/purge_no_proc");
 }

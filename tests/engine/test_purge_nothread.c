@@ -21,17 +21,12 @@
 #include "threads.h"
 #include "fitalloc.h"
 #include "rss.h"
+#include "purge_test.h"
 
 #define MIB (1024ul * 1024ul)
 
-#if FA_TEST_TSAN
 /* No 1 s sleep at the exit of each of the test's processes (all threads are joined by then). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("atexit_sleep_ms=0")
 
 static uint64_t committed(void)
 {
@@ -39,27 +34,6 @@ static uint64_t committed(void)
     s.size = sizeof s;
     CHECK_EQ(fa_stats_get(&s), 0);
     return s.committed;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Ordinary work: a batch of blocks of several sizes, allocated, written, freed. */
-static void busy_work(fa_rng *r)
-{
-    void *b[512];
-    for (int i = 0; i < 512; i++) {
-        size_t n = fa_rng_logsize(r, 20000);
-        b[i] = fa_malloc(n);
-        CHECK(b[i] != NULL);
-        memset(b[i], 1, n < 64 ? n : 64);
-    }
-    for (int i = 0; i < 512; i++)
-        fa_free(b[i]);
 }
 
 static int child(void)
@@ -100,7 +74,7 @@ static int child(void)
     double start = now_s(), until = start + 20;
     int rounds = 0;
     while (now_s() < until) {
-        busy_work(&r);
+        busy_work(&r, 512);
         rounds++;
         if (rounds % 16 == 0) {
             committed_now = committed();

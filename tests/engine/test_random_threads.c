@@ -293,7 +293,7 @@ int main(void)
     CHECK_MSG(s1.bytes_in_use <= s0.bytes_in_use + 256 * 1024,
               "bytes_in_use %llu at start, %llu at end", (unsigned long long)s0.bytes_in_use,
               (unsigned long long)s1.bytes_in_use);
-    CHECK_SOP_((long long)(s1.allocs - s0.allocs) - (long long)(s1.frees - s0.frees), <=, 1024);
+    CHECK_SLE((long long)(s1.allocs - s0.allocs) - (long long)(s1.frees - s0.frees), 1024);
     printf("engine/random_threads: ok (%u rounds, %lu ops/thread, %lu migrated)\n", rounds, ops,
            received);
     return 0;

@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "fitalloc.h"
+#include "threads.h"
 
 #define MIB ((uint64_t)1 << 20)
 
@@ -323,9 +324,7 @@ static void test_threads_summed(void)
     static void *v[TN];
     struct fa_stats s0, s1, s2;
     snap(&s0);
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, thread_alloc, v), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(thread_alloc, v);
     snap(&s1);
     CHECK_GE(s1.allocs - s0.allocs, TN);
     CHECK_GE(s1.bytes_in_use - s0.bytes_in_use, (uint64_t)TN * 1000);

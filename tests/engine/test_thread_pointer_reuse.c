@@ -22,14 +22,8 @@
 #include "rerun.h"
 #include "thread_pointer.h"
 
-#if FA_TEST_TSAN
 /* No 1 s sleep at the exit of each of the test's processes (every thread is joined by then). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("atexit_sleep_ms=0")
 
 static void *hold(void *arg)
 {

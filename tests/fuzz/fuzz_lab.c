@@ -25,12 +25,7 @@ static void check_lab(const struct fuzz_state *s)
         skip--;
         return;
     }
-    if (fa_lab_check() != 0)
-        fuzz_fail(s, "fa_lab_check() failed: not in lab mode?");
-    struct fa_lab_stats st;
-    st.size = sizeof st;
-    if (fa_lab_stats_get(&st) != 0)
-        fuzz_fail(s, "fa_lab_stats_get failed");
+    struct fa_lab_stats st = fuzz_checked_lab_stats(s);
     uint64_t heap_live = st.mallocs - st.frees;
     if (st.frees > st.mallocs || heap_live + st.direct_allocs - st.direct_frees != s->live ||
         st.blocks - st.free_blocks != heap_live || st.reuses > st.mallocs ||

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fitalloc-lab.h"
 #include "fitalloc.h"
 
 #define FUZZ_SLOTS 64
@@ -473,6 +474,28 @@ static void fuzz_op(struct fuzz_state *s)
     }
 }
 
+/* Every slot's block freed (each in its own way), and nothing left live: the end of a run. */
+static void fuzz_release_all(struct fuzz_state *s)
+{
+    for (size_t i = 0; i < FUZZ_SLOTS; i++)
+        release(s, &s->slot[i], (unsigned)i);
+    if (s->live || s->live_size)
+        fuzz_fail(s, "%zu blocks (%zu bytes) left after freeing all", s->live, s->live_size);
+    s->end = true;
+}
+
+/* The lab's heaps checked (fa_lab_check) and its statistics. */
+static inline struct fa_lab_stats fuzz_checked_lab_stats(const struct fuzz_state *s)
+{
+    if (fa_lab_check() != 0)
+        fuzz_fail(s, "fa_lab_check() failed: not in lab mode?");
+    struct fa_lab_stats st;
+    st.size = sizeof st;
+    if (fa_lab_stats_get(&st) != 0)
+        fuzz_fail(s, "fa_lab_stats_get failed");
+    return st;
+}
+
 /* Run one input; after_op (may be NULL) is called after every op, and once more when all is
  * freed at the end. */
 static void fuzz_run(struct fuzz_state *s, const uint8_t *data, size_t size,
@@ -488,11 +511,7 @@ static void fuzz_run(struct fuzz_state *s, const uint8_t *data, size_t size,
         if (after_op)
             after_op(s);
     }
-    for (size_t i = 0; i < FUZZ_SLOTS; i++)
-        release(s, &s->slot[i], (unsigned)i);
-    if (s->live || s->live_size)
-        fuzz_fail(s, "%zu blocks (%zu bytes) left after freeing all", s->live, s->live_size);
-    s->end = true;
+    fuzz_release_all(s);
     if (after_op)
         after_op(s);
 }

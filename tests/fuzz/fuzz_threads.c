@@ -84,23 +84,14 @@ static void *run_thread(void *arg)
         else
             fuzz_op(s);
     }
-    for (size_t i = 0; i < FUZZ_SLOTS; i++)
-        release(s, &s->slot[i], (unsigned)i);
-    if (s->live || s->live_size)
-        fuzz_fail(s, "%zu blocks (%zu bytes) left after freeing all", s->live, s->live_size);
-    s->end = true;
+    fuzz_release_all(s);
     return NULL;
 }
 
 static void check_nothing_live(const struct fuzz_state *s)
 {
     if (lab) {
-        if (fa_lab_check() != 0)
-            fuzz_fail(s, "fa_lab_check() failed: not in lab mode?");
-        struct fa_lab_stats st;
-        st.size = sizeof st;
-        if (fa_lab_stats_get(&st) != 0)
-            fuzz_fail(s, "fa_lab_stats_get failed");
+        struct fa_lab_stats st = fuzz_checked_lab_stats(s);
         if (st.mallocs != st.frees || st.direct_allocs != st.direct_frees ||
             st.blocks != st.free_blocks)
             fuzz_fail(s,

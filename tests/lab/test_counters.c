@@ -4,16 +4,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lab/heap/classic_heap.h"
 #include "check.h"
+#include "lab_test.h"
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index, bool coalesce)
 {
-    struct fa_classic_heap_config cfg = {
-        .policy = policy, .index = index, .coalesce = coalesce, .arena = 0, .exact_max = 128};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)256 << 20);
-    CHECK(h != NULL);
-    return h;
+    return lab_test_heap(policy, index, coalesce, (size_t)256 << 20);
 }
 
 static void *alloc(fa_classic_heap *h, size_t n)

@@ -12,6 +12,7 @@
 #include "lab/threads/lab_instance.h"
 #include "check.h"
 #include "child.h"
+#include "lab_test.h"
 
 static char out[4096];
 
@@ -27,9 +28,7 @@ static struct fa_lab *make_lab(enum fa_lock_mode lock, size_t arena, size_t dire
         .slot_size = (size_t)1 << 20,
         .max_heaps = 2,
     };
-    struct fa_lab *lab = _fa_lab_instance_create(&cfg);
-    CHECK(lab != NULL);
-    return lab;
+    return lab_test_lab(&cfg);
 }
 
 struct void_fn {
@@ -65,21 +64,25 @@ static void say(const void *p)
     fflush(stderr);
 }
 
-static void heap_double_free(void)
+/* A block freed twice by `release`, a neighbour kept after it. */
+static void double_free_by(void (*release)(fa_classic_heap *, void *, const char *))
 {
-    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_BEST, .coalesce = true};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
+    fa_classic_heap *h = lab_test_heap(FA_POLICY_BEST, FA_LAB_INDEX_TREE, true, (size_t)1 << 20);
     void *p = _fa_classic_heap_alloc(h, 100);
     _fa_classic_heap_alloc(h, 1);
     say(p);
-    _fa_classic_heap_free(h, p, "free");
-    _fa_classic_heap_free(h, p, "free");
+    release(h, p, "free");
+    release(h, p, "free");
+}
+
+static void heap_double_free(void)
+{
+    double_free_by(_fa_classic_heap_free);
 }
 
 static void heap_double_free_merged(void)
 {
-    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_FIRST, .coalesce = true};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
+    fa_classic_heap *h = lab_test_heap(FA_POLICY_FIRST, FA_LAB_INDEX_TREE, true, (size_t)1 << 20);
     void *a = _fa_classic_heap_alloc(h, 100), *b = _fa_classic_heap_alloc(h, 100);
     _fa_classic_heap_alloc(h, 1);
     say(b);
@@ -90,8 +93,7 @@ static void heap_double_free_merged(void)
 
 static void heap_interior(void)
 {
-    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_WORST, .coalesce = true};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
+    fa_classic_heap *h = lab_test_heap(FA_POLICY_WORST, FA_LAB_INDEX_TREE, true, (size_t)1 << 20);
     char *p = _fa_classic_heap_alloc(h, 100);
     memset(p, 0, 100);
     say(p + 32);
@@ -100,8 +102,7 @@ static void heap_interior(void)
 
 static void heap_misaligned(void)
 {
-    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_NEXT, .coalesce = true};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
+    fa_classic_heap *h = lab_test_heap(FA_POLICY_NEXT, FA_LAB_INDEX_TREE, true, (size_t)1 << 20);
     char *p = _fa_classic_heap_alloc(h, 100);
     say(p + 8);
     _fa_classic_heap_free(h, p + 8, "free");
@@ -146,19 +147,13 @@ static void lab_direct_double_free(void)
  * directly: sanitizers do not allow threads in a forked child.) */
 static void remote_double_free(void)
 {
-    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_BEST, .coalesce = true};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
-    void *p = _fa_classic_heap_alloc(h, 100);
-    say(p);
-    _fa_classic_heap_remote_free(h, p, "free");
-    _fa_classic_heap_remote_free(h, p, "free");
+    double_free_by(_fa_classic_heap_remote_free);
 }
 
 /* A remote free of a block the owner has already taken back and freed. */
 static void remote_free_of_free_block(void)
 {
-    struct fa_classic_heap_config cfg = {.policy = FA_POLICY_FIRST, .coalesce = true};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)1 << 20);
+    fa_classic_heap *h = lab_test_heap(FA_POLICY_FIRST, FA_LAB_INDEX_TREE, true, (size_t)1 << 20);
     void *p = _fa_classic_heap_alloc(h, 100);
     _fa_classic_heap_alloc(h, 1);
     say(p);

@@ -23,17 +23,12 @@
 #include "rerun.h"
 #include "fitalloc-lab.h"
 #include "fitalloc.h"
+#include "threads.h"
 
 #define KINDS 7
 
-#if FA_TEST_TSAN
 /* No 1 s sleep at the exit of each of the test's processes (all threads are joined by then). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("atexit_sleep_ms=0")
 static const char *const kind_names[KINDS] = {
     "aligned_alloc", "posix_memalign", "memalign", "valloc", "pvalloc", "calloc", "realloc"};
 
@@ -95,9 +90,7 @@ static void *run_job(int kind)
         CHECK(moved != NULL);
     }
     struct job j = {kind, NULL};
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, thread_main, &j), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(thread_main, &j);
     CHECK(j.left != NULL);
     return j.left;
 }

@@ -24,19 +24,14 @@
 #include "lab/threads/lab_instance.h"
 #include "check.h"
 #include "rerun.h"
+#include "threads.h"
 #include "fitalloc-lab.h"
 #include "fitalloc-stats.h"
 #include "fitalloc.h"
 
-#if FA_TEST_TSAN
 /* The test forks and runs itself 15 times: no 1 s sleep at the exit of each process (every
  * thread is joined by then); the child of the fork only sets variables and calls exec. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "die_after_fork=0:atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("die_after_fork=0:atexit_sleep_ms=0")
 
 #define DIRECT_FROM 65536
 #define MAX_SEEN 20000
@@ -160,19 +155,12 @@ static const struct fa_lab_block *find_used(const void *p)
 /* ---- a second thread holding blocks ---- */
 
 static void *thread_blocks[THREAD_BLOCKS];
-static pthread_barrier_t barrier;
-
-static void *holder(void *arg)
+static size_t thread_block_size(int i)
 {
-    (void)arg;
-    for (int i = 0; i < THREAD_BLOCKS; i++) {
-        thread_blocks[i] = fa_malloc((size_t)(i * 37 % 900) + 1);
-        CHECK(thread_blocks[i] != NULL);
-    }
-    pthread_barrier_wait(&barrier); /* blocks made */
-    pthread_barrier_wait(&barrier); /* the main thread has walked */
-    return NULL;                    /* exits without freeing them */
+    return (size_t)(i * 37 % 900) + 1;
 }
+static struct fa_test_holder holder = {
+    .blocks = thread_blocks, .n = THREAD_BLOCKS, .size = thread_block_size};
 
 static int heap_of_thread_blocks(void)
 {
@@ -189,17 +177,17 @@ static int heap_of_thread_blocks(void)
 static void thread_phase(const char *lock, int main_heap)
 {
     bool thread_mode = strcmp(lock, "thread") == 0;
-    CHECK_EQ(pthread_barrier_init(&barrier, NULL, 2), 0);
+    CHECK_EQ(pthread_barrier_init(&holder.barrier, NULL, 2), 0);
     pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, holder, NULL), 0);
-    pthread_barrier_wait(&barrier);
+    CHECK_EQ(pthread_create(&t, NULL, fa_test_holder_main, &holder), 0);
+    pthread_barrier_wait(&holder.barrier);
     /* The thread lives: its heap is walked except in thread mode. */
     walk_against_stats(thread_mode ? 1 : -1); /* thread mode: the main thread's heap only */
     size_t found = 0;
     for (int i = 0; i < THREAD_BLOCKS; i++)
         found += find_used(thread_blocks[i]) != NULL;
     CHECK_EQ(found, thread_mode ? 0 : THREAD_BLOCKS);
-    pthread_barrier_wait(&barrier);
+    pthread_barrier_wait(&holder.barrier);
     CHECK_EQ(pthread_join(t, NULL), 0);
     /* Exited: in thread mode its heap waits in the pool, and the walk sees it. */
     walk_against_stats(-1);
@@ -211,7 +199,7 @@ static void thread_phase(const char *lock, int main_heap)
     walk_against_stats(-1);
     for (int i = 0; i < THREAD_BLOCKS; i++)
         CHECK(find_used(thread_blocks[i]) == NULL);
-    pthread_barrier_destroy(&barrier);
+    pthread_barrier_destroy(&holder.barrier);
 }
 
 /* ---- the lab-mode run ---- */

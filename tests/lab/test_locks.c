@@ -12,6 +12,7 @@
 
 #include "lab/threads/lab_instance.h"
 #include "check.h"
+#include "lab_test.h"
 
 static struct fa_lab *make_lab(enum fa_lock_mode lock, unsigned arenas)
 {
@@ -22,9 +23,7 @@ static struct fa_lab *make_lab(enum fa_lock_mode lock, unsigned arenas)
         .slot_size = (size_t)64 << 20,
         .max_heaps = 4,
     };
-    struct fa_lab *lab = _fa_lab_instance_create(&cfg);
-    CHECK(lab != NULL);
-    return lab;
+    return lab_test_lab(&cfg);
 }
 
 static struct fa_lab_stats stats(struct fa_lab *lab)

@@ -6,19 +6,15 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lab/heap/classic_heap.h"
 #include "check.h"
+#include "lab_test.h"
 
 static const char *const policy_name[] = {"first",      "next", "best",  "worst",
                                           "segregated", "tlsf", "buddy", "slab"};
 
 static fa_classic_heap *make_heap(enum fa_policy policy, enum fa_lab_index index)
 {
-    struct fa_classic_heap_config cfg = {
-        .policy = policy, .index = index, .coalesce = true, .arena = 0, .exact_max = 128};
-    fa_classic_heap *h = _fa_classic_heap_create(&cfg, (size_t)64 << 20);
-    CHECK(h != NULL);
-    return h;
+    return lab_test_heap(policy, index, true, (size_t)64 << 20);
 }
 
 static void *alloc(fa_classic_heap *h, size_t n)

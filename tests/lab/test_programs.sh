@@ -50,15 +50,7 @@ run_lab() {
 # ---- the programs and their reference outputs ----
 
 lines=$((100000 * scale))
-awk -v n="$lines" 'BEGIN {
-    srand(20240917);
-    for (i = 0; i < n; i++) {
-        w = "";
-        len = 3 + int(rand() * 20);
-        for (j = 0; j < len; j++) w = w sprintf("%c", 97 + int(rand() * 26));
-        printf "%d %s %.4f\n", int(rand() * 100000000), w, rand();
-    }
-}' >"$WORK/in.txt" || fail "generating the input"
+word_lines "$lines" 20240917 >"$WORK/in.txt" || fail "generating the input"
 sort_args=(-k2,2 -k1,1n --parallel=2 -S 512K -T "$WORK")
 run_ok "sort (libc)" sort "${sort_args[@]}" -o "$WORK/sort.ref" "$WORK/in.txt"
 

@@ -101,18 +101,37 @@ static inline void sum_pages(const struct fa_heap_area *area, void *arg)
         ((struct area_sum *)arg)->used += area->used;
 }
 
-/* Run each case of this program in a fresh process with meshing on. Under ThreadSanitizer the
- * passes run only in fa_collect(), on the test's thread: it cannot see the write barrier that
- * orders them with the other threads' writes. */
-static inline void mesh_rerun_cases(char *argv0, const char *const *cases, size_t n)
+/* A case of a meshing test, run in a process of its own with meshing on. */
+struct mesh_case {
+    const char *name;
+    void (*run)(void);
+};
+
+/* Run each of the first n cases of this program again in a fresh process with meshing on. Under
+ * ThreadSanitizer the passes run only in fa_collect(), on the test's thread: it cannot see the
+ * write barrier that orders them with the other threads' writes. */
+static inline void mesh_rerun_cases(char *argv0, const struct mesh_case *cases, size_t n)
 {
     const char *env[] = {"FITALLOC_MESH=1",
                          FA_TEST_TSAN ? "FITALLOC_PURGE_THREAD=0" : "FITALLOC_VERBOSE=0",
                          FA_TEST_TSAN ? "FITALLOC_MESH_PERIOD=1000s" : "FITALLOC_VERBOSE=0", NULL};
     for (size_t i = 0; i < n; i++) {
-        char *args[] = {argv0, (char *)cases[i], NULL};
-        fa_test_rerun(cases[i], env, args);
+        char *args[] = {argv0, (char *)cases[i].name, NULL};
+        fa_test_rerun(cases[i].name, env, args);
     }
+}
+
+/* In the process run again: the case named (of n), which must find meshing on. The exit status:
+ * 2 for a name that is no case. */
+static inline int mesh_run_case(const char *name, const struct mesh_case *cases, size_t n)
+{
+    CHECK_EQ(fa_option_get("MESH"), 1);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, cases[i].name) == 0) {
+            cases[i].run();
+            return 0;
+        }
+    return 2;
 }
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "child.h"
 #include "mesh_test.h"
+#include "threads.h"
 
 /* The memory comes back, the data stays, statistics and the heap walk count the live blocks,
  * and everything meshed is given back once freed. */
@@ -176,9 +177,7 @@ static void case_producer(void)
         low = (uintptr_t)made[i] < low ? (uintptr_t)made[i] : low;
         high = (uintptr_t)made[i] > high ? (uintptr_t)made[i] : high;
     }
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, consume, made), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(consume, made);
     /* A malloc that takes the slow path, where the heap takes back its pages the consumer
      * freed into, and a mesh pass. */
     void *other = fa_malloc(4000);
@@ -310,36 +309,24 @@ static void case_double_free(void)
 
 int main(int argc, char **argv)
 {
+    /* The first eight run with meshing on; reattach with meshing's passes held back. */
+    static const struct mesh_case cases[] = {{"fragment", case_fragment},
+                                             {"remote", case_remote_free},
+                                             {"remote-sparse", case_remote_sparse},
+                                             {"producer", case_producer},
+                                             {"settle", case_settle},
+                                             {"double-free", case_double_free},
+                                             {"spawn", case_spawn},
+                                             {"fork-alone", case_fork_alone},
+                                             {"reattach", case_reattach}};
+    const size_t n = sizeof cases / sizeof cases[0];
     if (argc < 2) {
-        const char *cases[] = {"fragment", "remote",      "remote-sparse", "producer",
-                               "settle",   "double-free", "spawn",         "fork-alone"};
-        mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
+        mesh_rerun_cases(argv[0], cases, n - 1);
         const char *no_pass_env[] = {"FITALLOC_MESH=1", "FITALLOC_PURGE_THREAD=0",
                                      "FITALLOC_MESH_PERIOD=1000s", NULL};
         char *reattach_args[] = {argv[0], (char *)"reattach", NULL};
         fa_test_rerun("reattach", no_pass_env, reattach_args);
         return 0;
     }
-    CHECK_EQ(fa_option_get("MESH"), 1);
-    if (!strcmp(argv[1], "fragment"))
-        case_fragment();
-    else if (!strcmp(argv[1], "reattach"))
-        case_reattach();
-    else if (!strcmp(argv[1], "remote"))
-        case_remote_free();
-    else if (!strcmp(argv[1], "double-free"))
-        case_double_free();
-    else if (!strcmp(argv[1], "remote-sparse"))
-        case_remote_sparse();
-    else if (!strcmp(argv[1], "settle"))
-        case_settle();
-    else if (!strcmp(argv[1], "producer"))
-        case_producer();
-    else if (!strcmp(argv[1], "fork-alone"))
-        case_fork_alone();
-    else if (!strcmp(argv[1], "spawn"))
-        case_spawn();
-    else
-        return 2;
-    return 0;
+    return mesh_run_case(argv[1], cases, n);
 }

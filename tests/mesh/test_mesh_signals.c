@@ -124,21 +124,14 @@ static void case_default(void)
 
 int main(int argc, char **argv)
 {
+    static const struct mesh_case cases[] = {{"before", case_before},
+                                             {"after", case_after},
+                                             {"default", case_default},
+                                             {"untouched", case_untouched}};
+    const size_t n = sizeof cases / sizeof cases[0];
     if (argc < 2) {
-        const char *cases[] = {"before", "after", "default", "untouched"};
-        mesh_rerun_cases(argv[0], cases, sizeof cases / sizeof cases[0]);
+        mesh_rerun_cases(argv[0], cases, n);
         return 0;
     }
-    CHECK_EQ(fa_option_get("MESH"), 1);
-    if (!strcmp(argv[1], "before"))
-        case_before();
-    else if (!strcmp(argv[1], "after"))
-        case_after();
-    else if (!strcmp(argv[1], "default"))
-        case_default();
-    else if (!strcmp(argv[1], "untouched"))
-        case_untouched();
-    else
-        return 2;
-    return 0;
+    return mesh_run_case(argv[1], cases, n);
 }

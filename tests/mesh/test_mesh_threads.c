@@ -114,18 +114,11 @@ static void case_fork(void)
 
 int main(int argc, char **argv)
 {
+    /* ThreadSanitizer cannot see the write barrier (a fault, then a retry): not writers. */
+    static const struct mesh_case cases[] = {{"fork", case_fork}, {"writers", case_writers}};
     if (argc < 2) {
-        /* ThreadSanitizer cannot see the write barrier (a fault, then a retry). */
-        const char *cases[] = {"fork", "writers"};
         mesh_rerun_cases(argv[0], cases, FA_TEST_TSAN ? 1 : 2);
         return 0;
     }
-    CHECK_EQ(fa_option_get("MESH"), 1);
-    if (!strcmp(argv[1], "writers"))
-        case_writers();
-    else if (!strcmp(argv[1], "fork"))
-        case_fork();
-    else
-        return 2;
-    return 0;
+    return mesh_run_case(argv[1], cases, 2);
 }

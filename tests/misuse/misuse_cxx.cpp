@@ -131,44 +131,36 @@ template <size_t N> static int delete_interior()
     return MU_OK;
 }
 
-template <size_t N> static int run(const char *name)
-{
-    if (!strcmp(name, "cxx-double-delete"))
-        return double_delete<N>();
-    if (!strcmp(name, "cxx-double-delete-array"))
-        return double_delete_array<N>();
-    if (!strcmp(name, "cxx-delete-new-array"))
-        return delete_new_array<N>();
-    if (!strcmp(name, "cxx-delete-array-new"))
-        return delete_array_new<N>();
-    if (!strcmp(name, "cxx-delete-array-new-plain"))
-        return delete_array_new_plain<N>();
-    if (!strcmp(name, "cxx-free-new"))
-        return free_new<N>();
-    if (!strcmp(name, "cxx-delete-malloc"))
-        return delete_malloc<N>();
-    if (!strcmp(name, "cxx-delete-wrong-type"))
-        return delete_wrong_type<N>();
-    if (!strcmp(name, "cxx-sized-delete-wrong"))
-        return sized_delete_wrong<N>();
-    if (!strcmp(name, "cxx-delete-interior"))
-        return delete_interior<N>();
-    return -1;
-}
+/* A case by name, instantiated for each block size the battery uses: 8, 4096 and 262144 bytes. */
+struct cxx_case {
+    const char *name;
+    int (*run[3])();
+};
 
-static const char *const cases[] = {
-    "cxx-double-delete",          "cxx-double-delete-array",
-    "cxx-delete-new-array",       "cxx-delete-array-new",
-    "cxx-sized-delete-wrong",     "cxx-delete-interior",
-    "cxx-delete-array-new-plain", "cxx-free-new",
-    "cxx-delete-malloc",          "cxx-delete-wrong-type",
+static const cxx_case cases[] = {
+    {"cxx-double-delete", {double_delete<8>, double_delete<4096>, double_delete<262144>}},
+    {"cxx-double-delete-array",
+     {double_delete_array<8>, double_delete_array<4096>, double_delete_array<262144>}},
+    {"cxx-delete-new-array",
+     {delete_new_array<8>, delete_new_array<4096>, delete_new_array<262144>}},
+    {"cxx-delete-array-new",
+     {delete_array_new<8>, delete_array_new<4096>, delete_array_new<262144>}},
+    {"cxx-sized-delete-wrong",
+     {sized_delete_wrong<8>, sized_delete_wrong<4096>, sized_delete_wrong<262144>}},
+    {"cxx-delete-interior", {delete_interior<8>, delete_interior<4096>, delete_interior<262144>}},
+    {"cxx-delete-array-new-plain",
+     {delete_array_new_plain<8>, delete_array_new_plain<4096>, delete_array_new_plain<262144>}},
+    {"cxx-free-new", {free_new<8>, free_new<4096>, free_new<262144>}},
+    {"cxx-delete-malloc", {delete_malloc<8>, delete_malloc<4096>, delete_malloc<262144>}},
+    {"cxx-delete-wrong-type",
+     {delete_wrong_type<8>, delete_wrong_type<4096>, delete_wrong_type<262144>}},
 };
 
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "list")) {
-        for (const char *c : cases)
-            printf("%s\n", c);
+        for (const cxx_case &c : cases)
+            printf("%s\n", c.name);
         return MU_OK;
     }
     size_t n;
@@ -176,15 +168,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s <case> 8|4096|262144 | list\n", argv[0]);
         return MU_USAGE;
     }
-    bool known = false;
-    for (const char *c : cases)
-        known = known || !strcmp(argv[1], c);
-    if (!known) {
+    const cxx_case *found = nullptr;
+    for (const cxx_case &c : cases)
+        if (!strcmp(argv[1], c.name))
+            found = &c;
+    if (!found) {
         fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[1]);
         return MU_USAGE;
     }
     size_t block = !strcmp(argv[1], "cxx-delete-interior") && n < 64 ? 64 : n;
     mu_setup(block);
-    int rc = n == 8 ? run<8>(argv[1]) : n == 4096 ? run<4096>(argv[1]) : run<262144>(argv[1]);
+    int rc = found->run[n == 8 ? 0 : n == 4096 ? 1 : 2]();
     return mu_after(block, rc);
 }

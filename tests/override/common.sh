@@ -57,5 +57,20 @@ run_ok() {
     fi
 }
 
+# word_lines N SEED: N lines "number word fraction" of random lowercase words (4 to 27
+# letters), the same for the same seed; input for sort(1).
+word_lines() {
+    awk -v n="$1" -v seed="$2" 'BEGIN {
+        srand(seed);
+        for (i = 0; i < n; i++) {
+            w = "";
+            len = 4 + int(rand() * 24);
+            for (j = 0; j < len; j++) w = w sprintf("%c", 97 + int(rand() * 26));
+            printf "%d %s %.6f\n", int(rand() * 1000000000), w, rand();
+        }
+    }'
+}
+
 need_env FITALLOC_LIB
 [ -f "$FITALLOC_LIB" ] || fail "FITALLOC_LIB=$FITALLOC_LIB does not exist"
+

@@ -6,15 +6,7 @@ export LC_ALL=C
 
 scale=$(test_scale)
 lines=$((500000 * scale)) # ~20 MB (smoke), ~200 MB (real)
-awk -v n="$lines" 'BEGIN {
-    srand(20240601);
-    for (i = 0; i < n; i++) {
-        w = "";
-        len = 4 + int(rand() * 24);
-        for (j = 0; j < len; j++) w = w sprintf("%c", 97 + int(rand() * 26));
-        printf "%d %s %.6f\n", int(rand() * 1000000000), w, rand();
-    }
-}' >"$WORK/in.txt" || fail "generating input"
+word_lines "$lines" 20240601 >"$WORK/in.txt" || fail "generating input"
 size=$(stat -c %s "$WORK/in.txt")
 [ "$size" -gt $((15000000 * scale)) ] || fail "input only $size bytes"
 

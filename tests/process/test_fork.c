@@ -12,6 +12,7 @@
 #include "check.h"
 #include "fitalloc.h"
 #include "fork_stress.h"
+#include "threads.h"
 
 static void blk_new(blk *b, size_t n)
 {
@@ -98,9 +99,7 @@ static void child_main(int iteration)
  * gcc 12's ASan runtime does not hold its own allocator's lock across fork, so a child whose
  * parent had a thread inside ASan's malloc deadlocks in pthread_create (3 runs in 20 here). */
 #if !FA_TEST_SANITIZED
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, child_thread, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(child_thread, NULL);
 #else
     (void)child_thread;
 #endif

@@ -21,14 +21,8 @@
 #include "check.h"
 #include "fitalloc-trace.h"
 
-#if FA_TEST_TSAN
 /* No 1 s sleep at the test's exit (the runs of fitalloc-replay are told the same). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "atexit_sleep_ms=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("atexit_sleep_ms=0")
 
 /* ---- building a trace ---- */
 

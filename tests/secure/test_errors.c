@@ -28,20 +28,8 @@
 #include "rerun.h"
 #include "child.h"
 #include "fitalloc.h"
-
-static char out[8192];
-static char *victim;
-static size_t victim_size;
-
-static void expect(const char *name, void (*fn)(void *), const char *expected)
-{
-    int status = fa_test_run_child(fn, NULL, out, sizeof out);
-    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-              "%s (%zu B): child did not abort (status %#x), stderr: %s", name, victim_size, status,
-              out);
-    CHECK_MSG(strstr(out, expected) != NULL, "%s (%zu B): stderr lacks \"%s\": %s", name,
-              victim_size, expected, out);
-}
+#include "secure_test.h"
+#include "threads.h"
 
 static void overflow_1(void *arg)
 {
@@ -104,9 +92,7 @@ static void *malloc_victim(void *arg)
 static void overflow_orphan(void *arg)
 {
     (void)arg;
-    pthread_t t;
-    CHECK_EQ(pthread_create(&t, NULL, malloc_victim, NULL), 0);
-    CHECK_EQ(pthread_join(t, NULL), 0);
+    fa_test_on_thread(malloc_victim, NULL);
     CHECK(victim != NULL);
     victim[victim_size] = 'x';
     fa_free(victim);

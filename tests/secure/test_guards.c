@@ -35,23 +35,11 @@
 #include "rerun.h"
 #include "child.h"
 #include "fitalloc.h"
+#include "secure_test.h"
 
 #define MIB (1u << 20)
 
-static char out[8192];
-static char *victim;
-static size_t victim_size;
 static size_t after_free_at; /* where read_after_free and write_after_free touch the block */
-
-static void expect(const char *name, void (*fn)(void *), const char *expected)
-{
-    int status = fa_test_run_child(fn, NULL, out, sizeof out);
-    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-              "%s (%zu B): child did not abort (status %#x), stderr: %s", name, victim_size, status,
-              out);
-    CHECK_MSG(strstr(out, expected) != NULL, "%s (%zu B): stderr lacks \"%s\": %s", name,
-              victim_size, expected, out);
-}
 
 static void zero_read(void *arg)
 {

@@ -10,14 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MALLOC = 1, FREE = 5 };
+#include "call.h"
 
-struct call {
-    int op;
-    size_t size;
-    uintptr_t in, out;
-    uint64_t before, after;
-};
 static struct call calls[4096];
 static int count;
 

@@ -11,13 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { MALLOC = 1, FREE = 5 };
+#include "call.h"
 
-struct call {
-    int op;
-    size_t size;
-    uintptr_t in, out;
-};
 struct log {
     struct call calls[64];
     int count;
@@ -30,15 +25,16 @@ static void sequence(struct log *log, size_t base)
     void *p[8];
     for (int i = 0; i < 8; i++) {
         p[i] = malloc(base + (size_t)i);
-        log->calls[log->count++] = (struct call){MALLOC, base + (size_t)i, 0, (uintptr_t)p[i]};
+        log->calls[log->count++] =
+            (struct call){.op = MALLOC, .size = base + (size_t)i, .out = (uintptr_t)p[i]};
     }
     for (int i = 7; i >= 0; i -= 2) {
         free(p[i]);
-        log->calls[log->count++] = (struct call){FREE, 0, (uintptr_t)p[i], 0};
+        log->calls[log->count++] = (struct call){.op = FREE, .in = (uintptr_t)p[i]};
     }
     for (int i = 0; i < 8; i += 2) {
         free(p[i]);
-        log->calls[log->count++] = (struct call){FREE, 0, (uintptr_t)p[i], 0};
+        log->calls[log->count++] = (struct call){.op = FREE, .in = (uintptr_t)p[i]};
     }
 }
 

@@ -26,14 +26,8 @@
 #include "fitalloc-trace.h"
 #include "fitalloc.h"
 
-#if FA_TEST_TSAN
 /* No 1 s sleep at the exit of each process; the threads left running at exit are the test. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "atexit_sleep_ms=0:report_thread_leaks=0";
-}
-#endif
+FA_TEST_TSAN_OPTIONS("atexit_sleep_ms=0:report_thread_leaks=0")
 
 #define THREADS 3
 #define SLOTS 32
