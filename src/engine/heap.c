@@ -109,15 +109,7 @@ static void queue_remove(fa_page_queue_t *q, fa_page_t *page)
     disarm_sparse(page);
     page->used = (uint16_t)(page->used + page->full_offset);
     page->full_offset = 0;
-    if (page->prev)
-        page->prev->next = page->next;
-    else
-        q->head = page->next;
-    if (page->next)
-        page->next->prev = page->prev;
-    else
-        q->tail = page->prev;
-    page->next = page->prev = NULL;
+    fa_page_queue_unlink(q, page);
     if (page->pinned) {
         page->pinned = 0;
         page->used--;

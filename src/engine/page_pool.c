@@ -61,15 +61,7 @@ static void pool_append_locked(fa_page_t *page)
 static void pool_unlink_locked(fa_page_t *page)
 {
     fa_page_queue_t *q = &pooled[page->bin];
-    if (page->prev)
-        page->prev->next = page->next;
-    else
-        q->head = page->next;
-    if (page->next)
-        page->next->prev = page->prev;
-    else
-        q->tail = page->prev;
-    page->next = page->prev = NULL;
+    fa_page_queue_unlink(q, page);
     page->pooled = FA_POOL_NONE;
     fa_atomic_store_relaxed(&page->pool_live, 0);
     fa_atomic_sub_relaxed(&pooled_count[page->bin], 1);
@@ -85,6 +77,20 @@ static void emptied_push_locked(fa_page_t *page, uint64_t now)
     page->next = emptied;
     emptied = page;
     fa_atomic_add_relaxed(&emptied_count, 1);
+}
+
+/* A pooled page's remote frees collected: with no live block left it moves to the emptied
+ * list (false), else its live count is refreshed for the frees to come (true: still pooled). */
+static bool settle_locked(fa_page_t *page, uint64_t now)
+{
+    _fa_page_collect(page);
+    if (page->used == 0) {
+        pool_unlink_locked(page);
+        emptied_push_locked(page, now);
+        return false;
+    }
+    fa_atomic_store_relaxed(&page->pool_live, page->used);
+    return true;
 }
 
 static void note_migrated(void)
@@ -193,15 +199,8 @@ void _fa_page_pool_freed(fa_page_t *page, uintptr_t xfree)
     uint64_t now = _fa_os_now_ms();
     fa_mutex_lock(&_fa_global_lock);
     /* Taken meanwhile, or already moved: no longer the pool's to change. */
-    if (page->pooled == FA_POOL_CLASS) {
-        _fa_page_collect(page);
-        if (page->used == 0) {
-            pool_unlink_locked(page);
-            emptied_push_locked(page, now);
-        } else {
-            fa_atomic_store_relaxed(&page->pool_live, page->used);
-        }
-    }
+    if (page->pooled == FA_POOL_CLASS)
+        settle_locked(page, now);
     fa_mutex_unlock(&_fa_global_lock);
 }
 
@@ -214,14 +213,8 @@ void _fa_page_pool_sweep(uint64_t now, bool force, long *next)
     for (size_t bin = 0; bin < FA_BINS; bin++) {
         for (fa_page_t *page = pooled[bin].head, *after; page; page = after) {
             after = page->next;
-            _fa_page_collect(page);
-            if (page->used == 0) {
-                pool_unlink_locked(page);
-                emptied_push_locked(page, now);
-            } else {
-                fa_atomic_store_relaxed(&page->pool_live, page->used);
+            if (settle_locked(page, now))
                 kept = true;
-            }
         }
     }
     for (fa_page_t **link = &emptied, *page; (page = *link);) {

@@ -318,6 +318,20 @@ typedef struct fa_page_queue_s {
     fa_page_t *tail;
 } fa_page_queue_t;
 
+/* Take page out of q's doubly linked list. */
+static inline void fa_page_queue_unlink(fa_page_queue_t *q, fa_page_t *page)
+{
+    if (page->prev)
+        page->prev->next = page->next;
+    else
+        q->head = page->next;
+    if (page->next)
+        page->next->prev = page->prev;
+    else
+        q->tail = page->prev;
+    page->next = page->prev = NULL;
+}
+
 /* A page whose sparse trigger fired, waiting before it goes to the mesher (heap.c): which
  * candidacy (the page's sparse_seen then), and since when (ms, wrapping). */
 #define FA_SPARSE_CANDIDATES 16

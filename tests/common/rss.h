@@ -1,5 +1,5 @@
 /* The test process's resident set size, read from /proc/self/statm, and the resident pages of
- * a range (mincore).
+ * a range (mincore); the skip of tests that need MADV_POPULATE_WRITE.
  *
  * Header-only, like check.h. Unlike check.h it allocates: fopen() takes its FILE (and buffer)
  * through malloc, which fclose() gives back before the function returns.
@@ -7,12 +7,18 @@
 #ifndef FITALLOC_TESTS_RSS_H
 #define FITALLOC_TESTS_RSS_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 /* Resident bytes of this process now (statm's second field times the page size). */
 static inline unsigned long fa_test_rss_bytes(void)
@@ -40,6 +46,20 @@ static inline size_t fa_test_resident_pages(const void *p, size_t n)
             count += vec[i] & 1;
     }
     return count;
+}
+
+/* Exit 77 (skipped) on a kernel without MADV_POPULATE_WRITE (before Linux 5.14), where the
+ * engine populates nothing. */
+static inline void fa_test_require_populate(void)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void *probe = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(probe != MAP_FAILED);
+    if (madvise(probe, page, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) {
+        printf("no MADV_POPULATE_WRITE in this kernel: skipped\n");
+        exit(77);
+    }
+    munmap(probe, page);
 }
 
 #endif /* FITALLOC_TESTS_RSS_H */

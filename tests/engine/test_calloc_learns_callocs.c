@@ -19,10 +19,6 @@
 #include "rss.h"
 #include "fitalloc.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 #define SIZE ((size_t)8 << 20)
 #define PAGE ((size_t)4096)
 
@@ -59,13 +55,7 @@ int main(int argc, char **argv)
     (void)argc;
     if (getenv("FITALLOC_LARGE_CACHE"))
         return child();
-    void *probe = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(probe != MAP_FAILED);
-    if (madvise(probe, PAGE, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) {
-        printf("no MADV_POPULATE_WRITE in this kernel: skipped\n");
-        return 77;
-    }
-    munmap(probe, PAGE);
+    fa_test_require_populate();
     const char *env[] = {"FITALLOC_LARGE_CACHE=0", NULL};
     fa_test_rerun("FITALLOC_LARGE_CACHE=0", env, argv);
     printf("ok: a calloc is not faulted in because a malloc'd block was used whole\n");

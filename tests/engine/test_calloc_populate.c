@@ -24,10 +24,6 @@
 #include "rss.h"
 #include "fitalloc.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 #define SIZE ((size_t)8 << 20)
 #define PAGE ((size_t)4096)
 
@@ -89,13 +85,7 @@ static int child(int populate)
 int main(int argc, char **argv)
 {
     (void)argc;
-    void *probe = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(probe != MAP_FAILED);
-    if (madvise(probe, PAGE, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) {
-        printf("no MADV_POPULATE_WRITE in this kernel: skipped\n");
-        return 77;
-    }
-    munmap(probe, PAGE);
+    fa_test_require_populate();
     int on = fa_test_off_on(argv, "FITALLOC_CALLOC_POPULATE", "FITALLOC_LARGE_CACHE=0");
     if (on >= 0)
         return child(on);
