@@ -19,6 +19,8 @@
 #   --threads LIST   thread counts of the scaling sweep (default 1,2,4,8,16,32)
 #   --out DIR        results directory (default bench/results/<timestamp>)
 #   --lib PATH       use this libfitalloc.so instead of building one
+#   --baseline PATH  another libfitalloc.so (a build of main), run as fitalloc-baseline in the
+#                    same interleaved runs; --ref fitalloc-baseline gives ratios against it
 #   --build-dir DIR  cmake build directory (default build/)
 #   --bin-dir DIR    where the workloads are compiled (default bench/build/)
 #   --no-install     never install anything (plots are skipped without matplotlib)
@@ -44,7 +46,7 @@ install=1
 list=0
 pass=()
 
-usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
 need_value() { [[ $# -ge 2 ]] || { echo "tools/bench.sh: $1 needs a value" >&2; exit 2; }; }
 
 while (($#)); do
