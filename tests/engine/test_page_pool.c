@@ -282,13 +282,14 @@ static void *taker(void *arg)
         sched_yield();
     /* The owner's pages of the class reach the pool once it has not allocated there between
      * two looks for idle heads (this run's purge delay is 5 ms apart), at the first of its
-     * slow paths after that. Each round of the owner's takes the slow path many times (pages
-     * emptied and taken again): thousands of rounds take far longer than a few delays. */
-    for (;;) {
-        unsigned rounds_before = atomic_load(&owner_rounds);
+     * slow paths after that. How many of its rounds that takes depends on how its slow paths
+     * fall against the delays, so the wait is bounded by time instead: 30 s is thousands of
+     * delays, a bound against a hang, not a measurement. */
+    for (int waited_ms = 0;; waited_ms++) {
         if (__atomic_load_n(&_fa_page_pool_puts, __ATOMIC_RELAXED) > 0)
             break;
-        CHECK_MSG(rounds_before < 5000, "the idle owner kept its pages");
+        CHECK_MSG(waited_ms < 30000, "the idle owner kept its pages (%u rounds)",
+                  atomic_load(&owner_rounds));
         usleep(1000);
     }
     atomic_store(&phase, 2);
