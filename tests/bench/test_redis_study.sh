@@ -26,7 +26,7 @@ rc=0
 run_checks "the Redis study's results are not what was run (above)" "$work/res" <<'PY'
 import json, os, sys
 res = sys.argv[1]
-from checks import bad, check, finish
+from checks import bad, check, finish, table_rows
 
 doc = json.load(open(os.path.join(res, "redis", "redis.json")))
 names = [r["name"] for r in doc["rows"]]
@@ -38,8 +38,7 @@ check("## Redis with LRU eviction (Mesh's experiment)" in report, "report.md has
 check("| allocator | load s | used_memory MiB | RSS MiB | PSS MiB | RSS / used | PSS / used |"
       in report, "report.md has no table")
 check("| Mesh (PLDI 2019, reported) |" in report, "the paper's row is missing")
-rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-        for line in report.splitlines() if line.startswith("| ")}
+rows = table_rows(report)
 for row in doc["rows"]:
     name = row["name"]
     check(row["status"] == "ok", f"{name}: {row['status']} {row['note']}")

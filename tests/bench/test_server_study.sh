@@ -52,19 +52,14 @@ bash "$src/tools/bench.sh" --lib "$lib" --bin-dir "$work/bin" --no-install --stu
     --size smoke -a fitalloc,glibc -r 1 --out "$work/res" >"$work/out" 2>"$work/err" || rc=$?
 ((rc == 0)) || fail "bench --study server exited $rc: $(tail -n 5 "$work/err")"
 
-rc=0
-python3 - "$work/res" <<'PY' || rc=$?
+run_checks "the server study's results are not what was run (above)" "$work/res" <<'PY'
 import json, os, sys
+from checks import check, finish, table_rows
 res = sys.argv[1]
 doc = json.load(open(os.path.join(res, "server", "server.json")))
-bad = []
-def check(cond, msg):
-    if not cond:
-        bad.append(msg)
 names = [r["name"] for r in doc["rows"]]
 check(names == ["fitalloc", "fitalloc-mesh", "glibc"], f"allocators {names}")
-rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
-        for line in open(os.path.join(res, "report.md")) if line.startswith("| ")}
+rows = table_rows(open(os.path.join(res, "report.md")).read())
 for row in doc["rows"]:
     name = row["name"]
     check(row["status"] == "ok", f"{name}: {row['status']} {row['note']}")
@@ -89,9 +84,6 @@ for row in doc["rows"]:
           and cells[4] == f"{run['pss_median'] / 2**20:,.1f}",
           f"{name}: report.md's row {cells}, server.json's run {run['rounds']}, {run['rps']}")
 check(rows.get("glibc", [""] * 6)[2] == "1.00", f"glibc's row {rows.get('glibc')}")
-for b in bad:
-    print("  " + b)
-sys.exit(1 if bad else 0)
+finish()
 PY
-((rc == 0)) || fail "the server study's results are not what was run (above)"
 finish_checks
