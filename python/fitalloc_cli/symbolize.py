@@ -1,11 +1,10 @@
 """Names for a heap profile's addresses, from its maps section and binutils' addr2line.
 
-addr2line rather than google-pprof (docs/profile.md says why): one run per mapped file resolves
-every address of the profile, inlined functions included, with file and line; pprof names the
-outer function only and costs seconds a profile. An address is found in its mapping, turned
-into a file offset, then into the ELF file's own address through its loadable segments (the
-same file offset maps to different addresses in a PIE, a shared library and an old-style
-executable)."""
+addr2line (binutils) rather than google-pprof (docs/profile.md says why): one run per mapped
+file resolves every address of the profile, inlined functions included, with file and line,
+and needs no package beyond binutils. An address is found in its mapping, turned into a file
+offset, then into the ELF file's own address through its loadable segments (the same file
+offset maps to different addresses in a PIE, a shared library and an old-style executable)."""
 
 from __future__ import annotations
 
