@@ -22,7 +22,8 @@ from .units import count, human_bytes, parse_size
 # Frames of the allocator itself, dropped from the inner end of every stack: the site is the
 # allocator's caller.
 _ALLOCATOR_FILES = re.compile(r"^lib(fitalloc|tcmalloc)[-_.a-z0-9]*\.so")
-_PROFILE_FILE = re.compile(r"\.(\d+)\.(peak|exit)\.heap$")
+# PREFIX.PID.peak.heap, PREFIX.PID.exit.heap, PREFIX.PID.N.heap (the Nth on the signal).
+_PROFILE_FILE = re.compile(r"\.(\d+)\.(peak|exit|\d+)\.heap$")
 
 
 def _rate(text: str) -> int:
@@ -132,26 +133,33 @@ def draw_flame(profile: heapprofile.HeapProfile, names: Symbolizer, title: str,
 
 
 def show(paths: list[str], args: argparse.Namespace, out_dir: str, program: str = "") -> None:
-    """Prints the report of each profile, and draws the flame graph of each peak profile (or of
-    a profile of another name, such as tcmalloc's prefix.0001.heap)."""
-    for path in paths:
-        profile = heapprofile.read(path)
+    """Prints the report of each profile, and draws the flame graph of each but the exit ones
+    (those of other names too, such as tcmalloc's prefix.0001.heap)."""
+    # Every file read before anything is printed: a bad one stops the command with no report.
+    profiles = [heapprofile.read(path) for path in paths]
+    pyplot()
+    for path, profile in zip(paths, profiles):
         names = Symbolizer(profile)
+        base = os.path.basename(path)
+        base = base[:-len(".heap")] if base.endswith(".heap") else base
         kind = _PROFILE_FILE.search(path)
-        what = {"peak": "at the peak", "exit": "at exit (not freed)"}.get(
-            kind.group(2) if kind else "", "live")
-        pid = f" of pid {kind.group(1)}" if kind else ""
+        moment, pid = (kind.group(2), f" of pid {kind.group(1)}") if kind else ("", "")
+        what = {"peak": "at the peak", "exit": "at exit (not freed)",
+                "": f"in {base}"}.get(moment, f"at dump {moment}")
         print_report(f"{what}{pid}", profile, names, args.top)
-        if kind is None or kind.group(2) == "peak":
-            base = os.path.basename(path)
-            base = base[:-len(".heap")] if base.endswith(".heap") else base
+        if moment != "exit":
             image = os.path.join(out_dir, f"{base}.{args.format}")
-            title = (f"live bytes {what if kind else 'in ' + base}{pid}" +
-                     (f": {program}" if program else "") +
+            title = (f"live bytes {what}{pid}" + (f": {program}" if program else "") +
                      f", {human_bytes(profile.live_bytes)} in all")
             draw_flame(profile, names, title, image)
             print(f"  flame graph: {image}")
         print()
+
+
+def _file_order(name: str) -> tuple[int, int, int]:
+    """A process's files in the order they were written: peak, signal dumps, exit."""
+    pid, kind = _PROFILE_FILE.search(name).groups()
+    return (int(pid), {"peak": 0, "exit": 2}.get(kind, 1), int(kind) if kind.isdigit() else 0)
 
 
 def _profile_files(prefix: str) -> dict[str, tuple[int, int]]:
@@ -169,14 +177,14 @@ def main(args: argparse.Namespace, places: locate.Places) -> int:
         args.parser.error("a program to run or --show FILE.heap..., one of the two (fitalloc "
                           "profile [options] -- PROGRAM [ARGS...])")
     out_dir = _writable_dir(args.output)
-    if operands and shutil.which(operands[0]) is None:
+    if args.show:
+        show(args.show, args, out_dir)
+        return 0
+    if shutil.which(operands[0]) is None:
         raise run.cannot_start(operands[0], FileNotFoundError())
     # matplotlib first: when this Python lacks it, the command starts again under one that has
     # it (plotting.py), which must happen before the program runs.
     pyplot()
-    if args.show:
-        show(args.show, args, out_dir)
-        return 0
     library = locate.library(places)
     as_run = argparse.Namespace(policy=args.policy, lock=None, index=None, arena=None,
                                 secure=False, stats=False, trace=None, only=False)
@@ -189,7 +197,7 @@ def main(args: argparse.Namespace, places: locate.Places) -> int:
     status = run.run_child(operands, env)
     written = sorted((name for name, stamp in _profile_files(prefix).items()
                       if before.get(name) != stamp),
-                     key=lambda n: (int(_PROFILE_FILE.search(n).group(1)), n.endswith("exit.heap")))
+                     key=_file_order)
     sys.stdout.flush()
     if written:
         show(written, args, out_dir, program=operands[0])

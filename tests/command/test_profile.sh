@@ -1,6 +1,6 @@
 # ctest labels: api errors
 # fitalloc profile reads gperftools' heap profiles: the totals and the sites of a profile made
-# here, in order with their shares; the sites of a real one (tcmalloc's HEAPPROFILE of
+# here, in order with their shares, and of a sampled one, scaled back; the sites of a real one (tcmalloc's HEAPPROFILE of
 # profile_sites.c, dumped at its peak and at exit) named by function and line, the exit's the
 # leak alone; the flame graph written, as SVG with the frame names in it, or as PNG; a file
 # that is no profile named with its line. Running a program: the options reach it, and bad
@@ -29,6 +29,16 @@ grep -Eq '^ +1\.0 MiB +33\.3% +1  0x3001  < 0x2001$' out || fail "made.heap: sec
 [ "$(grep -c '%' out)" = 2 ] || fail "made.heap: not two sites (a site with nothing live is no site)"
 [ -s made.svg ] || fail "made.heap: no flame graph made.svg"
 
+# FITALLOC_PROFILE's kind, heap_v2/RATE: samples scaled back as pprof does, by
+# 1 / (1 - exp(-(bytes / count) / rate)) = 2.54 for 4 blocks of 256 KiB at 512 KiB; a signal's
+# dump (PREFIX.PID.N.heap) is named so.
+printf 'heap profile: 4: 1048576 [4: 1048576] @ heap_v2/524288\n 4: 1048576 [4: 1048576] @ 0x10\n' >p.9.3.heap
+run_cmd profile --show p.9.3.heap
+expect_rc 0 "--show a heap_v2 profile"
+expect_in out "at dump 3 of pid 9: p.9.3.heap" "heap_v2: the dump's name"
+expect_in out "2.5 MiB live in 10 blocks" "heap_v2: totals scaled"
+grep -Eq '^ +2\.5 MiB +100\.0% +10  0x10$' out || fail "heap_v2: the site scaled: $(cat out)"
+
 # Not profiles: the file and line are named, status 1.
 printf 'hello\n' >bad.heap
 run_cmd profile --show bad.heap
@@ -38,6 +48,10 @@ sed '3s/.*/  2: 12 [oops/' made.heap >bad.heap
 run_cmd profile --show bad.heap
 expect_rc 1 "--show a bad stack line"
 expect_in err "bad.heap: line 3: not a stack line" "a bad stack line"
+sed '1s/heapprofile/heap_v2\/0/' made.heap >bad.heap
+run_cmd profile --show bad.heap
+expect_rc 1 "--show a rate of 0"
+expect_in err "bad.heap: line 1: profile kind 'heap_v2/0' is not read" "a rate of 0 in the file"
 run_cmd profile --show missing.heap
 expect_rc 1 "--show missing.heap"
 expect_in err "missing.heap: No such file or directory" "missing.heap"
