@@ -64,7 +64,10 @@ def parse(path: str, text: str) -> HeapProfile:
     """The profile in `text` (read from `path`, named in errors); CommandError when it is not
     one, with the line that is wrong."""
     lines = text.splitlines()
-    header = _HEADER.match(lines[0]) if lines else None
+    if not lines:
+        raise CommandError(f"{path}: empty (the process ended before writing it, by _exit or "
+                           "a signal)")
+    header = _HEADER.match(lines[0])
     if header is None:
         raise _bad(path, 1, "not a heap profile (gperftools' text format starts with "
                             "'heap profile: N: B [N: B] @ heapprofile')")

@@ -132,13 +132,27 @@ def draw_flame(profile: heapprofile.HeapProfile, names: Symbolizer, title: str,
     flamegraph.draw(stacks, title, path)
 
 
+def _read_all(paths: list[str], skip_bad: bool) -> list[tuple[str, heapprofile.HeapProfile]]:
+    """Every file read before anything is printed: a bad one stops the command with no report,
+    or with skip_bad (the files a program just wrote) is named on stderr and left out."""
+    read = []
+    for path in paths:
+        try:
+            read.append((path, heapprofile.read(path)))
+        except CommandError as e:
+            if not skip_bad:
+                raise
+            print(f"fitalloc profile: {e.message}", file=sys.stderr)
+    return read
+
+
 def show(paths: list[str], args: argparse.Namespace, out_dir: str, program: str = "") -> None:
     """Prints the report of each profile, and draws the flame graph of each but the exit ones
-    (those of other names too, such as tcmalloc's prefix.0001.heap)."""
-    # Every file read before anything is printed: a bad one stops the command with no report.
-    profiles = [heapprofile.read(path) for path in paths]
+    (those of other names too, such as tcmalloc's prefix.0001.heap). With a program, a profile
+    that cannot be read is named and skipped, so that the program's status still comes out."""
+    profiles = _read_all(paths, skip_bad=bool(program))
     pyplot()
-    for path, profile in zip(paths, profiles):
+    for path, profile in profiles:
         names = Symbolizer(profile)
         base = os.path.basename(path)
         base = base[:-len(".heap")] if base.endswith(".heap") else base

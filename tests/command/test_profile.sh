@@ -52,6 +52,10 @@ sed '1s/heapprofile/heap_v2\/0/' made.heap >bad.heap
 run_cmd profile --show bad.heap
 expect_rc 1 "--show a rate of 0"
 expect_in err "bad.heap: line 1: profile kind 'heap_v2/0' is not read" "a rate of 0 in the file"
+: >empty.heap
+run_cmd profile --show empty.heap
+expect_rc 1 "--show an empty file"
+expect_in err "empty.heap: empty (the process ended before writing it" "an empty file"
 run_cmd profile --show missing.heap
 expect_rc 1 "--show missing.heap"
 expect_in err "missing.heap: No such file or directory" "missing.heap"
