@@ -79,16 +79,15 @@ def _writable_dir(path: str) -> str:
     return os.path.abspath(path)
 
 
-def site_stacks(profile: heapprofile.HeapProfile, names: Symbolizer, live: bool = True):
-    """(frames innermost first, bytes, blocks) of each stack, the allocator's frames dropped."""
+def site_stacks(profile: heapprofile.HeapProfile, names: Symbolizer):
+    """(frames innermost first, live bytes, live blocks) of each stack, the allocator's frames
+    dropped."""
     for stack in profile.stacks:
         addresses = list(stack.addresses)
         while len(addresses) > 1 and _ALLOCATOR_FILES.match(
                 os.path.basename(names.file_of(addresses[0]))):
             addresses.pop(0)
-        nbytes, blocks = ((stack.live_bytes, stack.live_count) if live
-                          else (stack.alloc_bytes, stack.alloc_count))
-        yield names.stack(addresses), nbytes, blocks
+        yield names.stack(addresses), stack.live_bytes, stack.live_count
 
 
 def top_sites(profile: heapprofile.HeapProfile, names: Symbolizer, top: int) -> list[tuple]:
@@ -107,22 +106,21 @@ def top_sites(profile: heapprofile.HeapProfile, names: Symbolizer, top: int) -> 
     return [(b, n, site, callers) for site, (b, n, _, callers) in ranked[:top]]
 
 
-def print_report(what: str, profile: heapprofile.HeapProfile, names: Symbolizer, top: int,
-                 out=sys.stdout) -> None:
-    print(f"{what}: {profile.path}", file=out)
+def print_report(what: str, profile: heapprofile.HeapProfile, names: Symbolizer,
+                 top: int) -> None:
+    print(f"{what}: {profile.path}")
     print(f"  {human_bytes(profile.live_bytes)} live in {count(profile.live_count)} blocks; "
-          f"{human_bytes(profile.alloc_bytes)} allocated in {count(profile.alloc_count)}",
-          file=out)
+          f"{human_bytes(profile.alloc_bytes)} allocated in {count(profile.alloc_count)}")
     sites = top_sites(profile, names, top)
     if not sites:
-        print("  no live block", file=out)
+        print("  no live block")
         return
-    print(f"  {'live':>10} {'share':>6} {'blocks':>10}  site  < its callers", file=out)
+    print(f"  {'live':>10} {'share':>6} {'blocks':>10}  site  < its callers")
     total = max(profile.live_bytes, 1)
     for nbytes, blocks, site, callers in sites:
         chain = "".join(f"  < {f.label()}" for f in callers[:2])
         print(f"  {human_bytes(nbytes):>10} {100 * nbytes / total:5.1f}% {count(blocks):>10}  "
-              f"{site.label()}{chain}", file=out)
+              f"{site.label()}{chain}")
 
 
 def draw_flame(profile: heapprofile.HeapProfile, names: Symbolizer, title: str,
@@ -179,7 +177,7 @@ def _file_order(name: str) -> tuple[int, int, int]:
 def _profile_files(prefix: str) -> dict[str, tuple[int, int]]:
     files = {}
     for name in glob.glob(glob.escape(prefix) + ".*.heap"):
-        if _PROFILE_FILE.search(name) and name[len(prefix) + 1:].split(".")[0].isdigit():
+        if re.fullmatch(re.escape(prefix) + _PROFILE_FILE.pattern, name):
             st = os.stat(name)
             files[name] = (st.st_ino, st.st_mtime_ns)
     return files

@@ -138,9 +138,6 @@ class Symbolizer:
                 if frames and vaddr in own:
                     self._frames[own[vaddr]] = frames
 
-    def frames(self, address: int) -> list[Frame]:
-        return self._frames[address]
-
     def file_of(self, address: int) -> str:
         mapping = self._mapping(address - 1)
         return mapping.path if mapping else ""
