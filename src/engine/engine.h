@@ -105,6 +105,9 @@ bool _fa_segment_open(fa_segment_t *seg, size_t end);
 /* page.c: free lists are built at most this many bytes (and so blocks) at a time */
 #define FA_EXTEND_BYTES 4096
 #define FA_EXTEND_MAX_BLOCKS (FA_EXTEND_BYTES / FA_ALIGN)
+/* Every page set up from now on, and every page a heap adopts, is slow (types.h): set by
+ * process/ when calls are traced. */
+extern bool _fa_pages_slow;
 void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin);
 /* Take the blocks other threads freed into the page (onto `local`). */
 void _fa_page_collect(fa_page_t *page);
@@ -223,72 +226,12 @@ void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
 void _fa_free_reached_zero(fa_page_t *page);
 bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
 
-/* secure.c: secure mode (FITALLOC_SECURE), only in libfitalloc-secure.so (FA_SECURE_BUILD).
- * In the default library _fa_secure and fa_secure_marked are constant false: the compiler
- * drops secure mode's branches, and the secure sources are not linked in. A secure call in a
- * condition comes after _fa_secure (or fa_secure_marked), not after another test: clang at
- * -O0 folds `false && f()` but keeps `x && false && f()`, and f would be undefined. */
-#ifdef FA_SECURE_BUILD
-extern bool _fa_secure;
-#define FA_SECURE_BUILT 1
-#else
-#define _fa_secure false
-#define FA_SECURE_BUILT 0
-#endif
-/* A page's or segment's `secure` mark (set only by secure mode). */
-#define fa_secure_marked(x) (FA_SECURE_BUILT && (x)->secure)
-/* After the options are read: secure mode's table if it is on, else NULL. The default library's
- * (secure_absent.c) says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
+/* secure.c, or secure_absent.c in the default library: secure mode as process/ starts and ends
+ * it (engine/secure/secure.h). After the options are read: secure mode's table if it is on,
+ * else NULL (the default library's says on stderr that FITALLOC_SECURE=1 asks for the secure
+ * library); at exit, this thread's held blocks, if any. */
 const struct fa_mode_ops *_fa_secure_init(void);
-void *_fa_secure_alloc(size_t n, size_t alignment);
-void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
-size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
-fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest);
-void _fa_secure_flush(fa_heap_t *heap); /* a thread's quarantine, at its exit */
-void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size);
-bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place */
-void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
-void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
-void _fa_secure_check_quarantine(void);          /* at exit: this thread's held blocks, if any */
-bool _fa_secure_is_large(size_t n); /* a request of n bytes gets a mapping of its own */
-/* The canary byte after n bytes of a large block (secure_large.c): set, or checked. */
-void _fa_secure_canary_set(void *p, size_t len);
-bool _fa_secure_canary_intact(const void *p, size_t len);
-
-/* secure_large.c: secure mode's large blocks, between guard pages */
-void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero);
-/* In the SIGSEGV handler: report an access to a retired mapping or a live block's guards. */
-void _fa_secure_large_fault(uintptr_t address);
-
-/* secure_guard.c: guard pages in secure segments, the report of faults in guards */
-void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
-/* Guard pages are made (the kernel's page is FA_OS_PAGE): the SIGSEGV hook installed. */
-extern bool _fa_secure_guards;
-void _fa_secure_guard_init(void);
-/* A big page taking another size class than it served before: a guard page at the end of each
- * block, up to `end` (a page taking its former class again has them). */
-void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
-
-/* secure_zero.c: malloc(0) in secure mode */
-void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
-bool _fa_secure_zero_owns(const void *p);
-void _fa_secure_zero_free(void *p, const char *caller, size_t size);
-void *_fa_secure_zero_realloc(void *p, size_t n);
-size_t _fa_secure_zero_usable(const void *p);  /* 0 */
-void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the region */
-
-/* The size asked for the block at `block` of a secure page, as its size word says (the block's
- * room without the trailer if the word is damaged). */
-size_t _fa_secure_request(const fa_page_t *page, uintptr_t block);
-/* A fault in the freed big block at `block` of `size` bytes: a double free if this thread was
- * freeing it. */
-void _fa_secure_refree_fault(uintptr_t block, size_t size);
-void _fa_secure_report_init(void); /* reports print the stack (report_stack.c) */
-/* Which form of allocation is making a block: operator new and new[] say so around their call
- * in the secure library (override/operator_new.c); secure mode records it in the block and
- * checks it against the form that frees it. */
-enum { FA_ORIGIN_MALLOC, FA_ORIGIN_NEW, FA_ORIGIN_NEW_ARRAY };
-extern __thread uint8_t _fa_secure_origin __attribute__((tls_model("initial-exec")));
+void _fa_secure_check_quarantine(void);
 
 /* guard.c: the first big blocks freed, kept inaccessible (default mode) */
 /* A free of a block of its own page, checked: whether guard.c keeps it (else the caller frees
@@ -304,12 +247,6 @@ void _fa_guard_flush(void);          /* every block it keeps goes to its free li
 void _fa_guard_expire(uint64_t now); /* the same, if none came for the purge delay */
 /* The blocks of `page` guard.c keeps: freed, though the page counts them as live. */
 size_t _fa_guard_held_in(const fa_page_t *page);
-
-/* bounds.c: checked copies (secure mode) */
-/* A copy of len bytes to dst, made by caller ("memcpy", ...): stop with a report if dst lies in
- * a fitalloc block (from its start to the end of its room) and the copy runs past the bytes the
- * block was asked for. */
-void _fa_copy_check(const char *caller, const void *dst, size_t len);
 
 /* report.c */
 FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/free_list.h"
+#include "engine/mode_pages.h"
 #include "common/options.h"
 #include "platform/atomic.h"
 
@@ -59,11 +60,11 @@ _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open 
 
 #define FA_SMALL_OPEN_STEP ((size_t)4 << FA_SMALL_PAGE_SHIFT)
 
-/* Not in secure mode, whose guard pages (secure_guard.c) stand after every page of blocks and
- * around big blocks: opening the boundary would open them too. */
+/* Not in a mode with pages of its own, whose guard pages (secure_guard.c) stand after every
+ * page of blocks and around big blocks: opening the boundary would open them too. */
 static void segment_close(fa_segment_t *seg)
 {
-    if (_fa_secure) {
+    if (fa_mode_pages()) {
         seg->opened = FA_SEG_SIZE;
         return;
     }
@@ -175,8 +176,9 @@ static void segment_register(fa_segment_t *seg, int kind)
         registry->all_prev = seg;
     registry = seg;
     fa_mutex_unlock(&_fa_global_lock);
-    if (_fa_secure)
-        _fa_secure_guard_segment(seg);
+    const struct fa_mode_pages *own = fa_mode_pages();
+    if (own)
+        own->segment_registered(seg);
     _fa_segmap_add(seg, 1);
 }
 
@@ -186,7 +188,7 @@ static void segment_register(fa_segment_t *seg, int kind)
 static fa_segment_t *segment_map(int kind)
 {
     fa_segment_t *seg;
-    if (_fa_secure || fa_option(huge_pages)) {
+    if (fa_mode_pages() || fa_option(huge_pages)) {
         seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
         if (seg && fa_option(huge_pages))
             _fa_os_huge(seg, FA_SEG_SIZE);

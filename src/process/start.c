@@ -90,7 +90,7 @@ void _fa_process_init(void)
     _fa_thread_exit_init();
     start_lab_if_asked();
     if (options_read)
-        _fa_trace_start();
+        _fa_pages_slow = _fa_trace_start(); /* a traced call must reach the slow paths */
     _fa_os_atfork(fork_prepare, fork_parent, fork_child);
     fa_once_end(&init_state);
 }
@@ -104,8 +104,8 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         /* Blocks allocated before we could read the options stay in default pages. */
         bool secure = start_secure_if_asked();
         _fa_mesh_init();
-        _fa_trace_start();
-        if (secure || _fa_tracing)
+        _fa_pages_slow = _fa_trace_start();
+        if (secure || _fa_pages_slow)
             _fa_heap_abandon_mine();
     }
     _fa_started = true;
