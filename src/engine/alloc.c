@@ -10,7 +10,7 @@
 
 /* The core's malloc past the fast paths (common/mode.h): the thread's heap, made at its first
  * call, then a page of the class, or a large block. */
-static void *core_malloc(size_t n)
+void *_fa_core_malloc(size_t n)
 {
     fa_heap_t *heap = _fa_heap_tls;
     if (fa_unlikely(heap == &_fa_heap_empty)) {
@@ -155,12 +155,3 @@ size_t _fa_usable_size_generic(const void *p)
         return _fa_mode->usable_size(p);
     return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
 }
-
-/* The core's own mode: no blocks outside its segments, nothing more to do at a thread's end or
- * a fork (process/ does the core's part). */
-const struct fa_mode_ops _fa_core_mode = {
-    .malloc = core_malloc,
-    .aligned = _fa_core_aligned,
-    .large = _fa_large_alloc,
-    .stats_print = _fa_stats_print,
-};

@@ -29,7 +29,7 @@ static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
     return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SLOW));
 }
 
-/* guard.c: it keeps no more big blocks inaccessible (its budget is spent). */
+/* page.c: guard.c keeps no more big blocks inaccessible (its budget is spent, it set this). */
 extern bool _fa_guard_spent;
 
 /* Whether the free fast path hands even the owner's frees of the page's blocks to the slow
@@ -80,8 +80,8 @@ extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap poo
  * to it; or unmap `chunks` chunks from seg on. */
 void _fa_segmap_add(fa_segment_t *seg, size_t chunks);
 void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
-/* A free page in state `want` (FA_PAGE_DIRTY or FA_PAGE_CLEAN) of the heap's own segments, set
- * up for class bin; NULL if none. */
+/* A free page in state `want` (FA_PAGE_DIRTY or FA_PAGE_CLEAN) of the heap's own segments of
+ * class bin's kind, or of a new one, for the heap to set up (page.c); NULL if none. */
 fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want);
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin); /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);
@@ -97,6 +97,8 @@ void _fa_segment_abandon(fa_segment_t *seg);
 void _fa_segments_purge(uint64_t now, bool force, long *next);
 void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
+/* The large block's segment whose mapping holds address p, by the segment map; NULL if none. */
+fa_segment_t *_fa_large_header(uintptr_t p);
 size_t _fa_segment_first_offset(int kind);
 /* Make seg's memory up to `end` bytes from its start accessible, before a page provisions blocks
  * there; false if the OS has no memory for it. */
@@ -213,9 +215,11 @@ size_t _fa_usable_size_generic(const void *p);
 
 /* n bytes aligned to `alignment`, a power of two (valloc's page alignment, too). */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
-/* The core's own mode (common/mode.h), and its aligned allocation (alignment above 16). */
-extern const struct fa_mode_ops _fa_core_mode;
+/* The core's malloc past the fast paths, and its aligned allocation (alignment above 16): its
+ * mode's (core_mode.c: _fa_core_mode, common/mode.h). */
+void *_fa_core_malloc(size_t n);
 void *_fa_core_aligned(size_t alignment, size_t n);
+extern const struct fa_mode_ops _fa_core_mode;
 
 /* free.c: `caller` names the function the program called, for reports */
 void _fa_free_slow(void *p, const char *caller, size_t size);
@@ -272,7 +276,6 @@ void _fa_large_free(fa_segment_t *seg);
 void *_fa_large_realloc(fa_segment_t *seg, size_t n);
 /* realloc kept the block and its request grew to n bytes, into the slack of a reused mapping. */
 void _fa_large_grew_in_place(fa_segment_t *seg, size_t n);
-fa_segment_t *_fa_large_header(uintptr_t p);
 void _fa_large_purge(uint64_t now, bool force, long *next);
 /* fn for every live large block, under _fa_global_lock (fn must not allocate or free). */
 void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg);
@@ -324,6 +327,11 @@ void _fa_purge_safe_point(fa_heap_t *heap);
 void _fa_purge_after_fork(void);
 void _fa_purge_fork_prepare(void);
 void _fa_purge_fork_parent(void);
+/* One pass now, by the pass given (none yet: nothing): ms until the next item is due, or -1. */
+long _fa_purge_run(bool force);
+void _fa_purge_set_pass(void (*pass)(uint64_t now, bool force, long *next));
+/* purge_pass.c: gives the purger its pass (process start) */
+void _fa_purge_init(void);
 
 /* mesh_page.c and mesh.c: meshing (mesh.h) */
 extern bool _fa_mesh_on;  /* FITALLOC_MESH, where it can run */
@@ -346,7 +354,7 @@ void _fa_mesh_before_fork(void); /* the locks, and the child's copy of the meshe
 void _fa_mesh_after_fork_parent(void);
 void _fa_mesh_after_fork_child(void);
 
-/* stats.c */
+/* counters.c, and stats.c (the report) */
 #define FA_COUNTERS(X)                                                                             \
     X(large_allocs)                                                                                \
     X(large_frees)                                                                                 \

@@ -554,6 +554,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         return _fa_heap_find_page(heap, bin);
     if (!page)
         return NULL;
+    _fa_page_init(page, heap, bin);
     bool provisioned = _fa_page_extend(page);
     queue_push_front(q, page);
     queue_head_changed(heap, bin);

@@ -52,17 +52,6 @@ void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg
     fa_mutex_unlock(&_fa_global_lock);
 }
 
-fa_segment_t *_fa_large_header(uintptr_t p)
-{
-    size_t chunk = p >> FA_SEG_SHIFT;
-    while (chunk > 0 && fa_atomic_load_acquire(&_fa_segmap[chunk]) == FA_MAP_INTERIOR)
-        chunk--;
-    if (!fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
-        return NULL;
-    fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
-    return seg->kind == FA_SEG_LARGE ? seg : NULL;
-}
-
 /* Mark or unmark the chunks from base up to the block's chunk. */
 static void map_block(fa_segment_t *seg, bool present)
 {

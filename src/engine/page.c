@@ -9,6 +9,7 @@
 uintptr_t _fa_list_secret;
 uintptr_t _fa_list_limit = (uintptr_t)1 << FA_ADDRESS_BITS;
 bool _fa_pages_slow;
+bool _fa_guard_spent;
 
 /* The multiplier of fa_page_has_block (free_list.h): the smallest odd M with M * d > 2^64. */
 uint64_t _fa_block_magic(uint64_t d)

@@ -269,8 +269,6 @@ fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want)
     for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
         if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
             page = segment_take_page(seg, want);
-    if (page)
-        _fa_page_init(page, heap, bin);
     return page;
 }
 
@@ -286,9 +284,6 @@ fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin)
     fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
     if (!page)
         page = segment_take_page(seg, FA_PAGE_CLEAN);
-    if (!page)
-        return NULL;
-    _fa_page_init(page, heap, bin);
     return page;
 }
 
@@ -450,6 +445,17 @@ void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg)
     for (fa_segment_t *seg = registry; seg; seg = seg->all_next)
         fn(seg, arg);
     fa_mutex_unlock(&_fa_global_lock);
+}
+
+fa_segment_t *_fa_large_header(uintptr_t p)
+{
+    size_t chunk = p >> FA_SEG_SHIFT;
+    while (chunk > 0 && fa_atomic_load_acquire(&_fa_segmap[chunk]) == FA_MAP_INTERIOR)
+        chunk--;
+    if (!fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
+        return NULL;
+    fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
+    return seg->kind == FA_SEG_LARGE ? seg : NULL;
 }
 
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)

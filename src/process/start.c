@@ -86,6 +86,7 @@ void _fa_process_init(void)
     options_read = _fa_options_init();
     _fa_list_secret = _fa_os_random() | (uintptr_t)1 << 63; /* free_list.h: why the top bit */
     start_secure_if_asked();
+    _fa_purge_init();
     _fa_mesh_init();
     _fa_thread_exit_init();
     start_lab_if_asked();
