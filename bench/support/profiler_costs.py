@@ -27,8 +27,11 @@ def configs(build, work):
     fa = f"{build}/libfitalloc.so"
     tc = f"{LIBDIR}/libtcmalloc.so.4"
     je = f"{LIBDIR}/libjemalloc.so.2"
-    with open(f"{ROOT}/src/common/options.c") as f:
-        profiling = "FITALLOC_PROFILE" in f.read()
+    try:
+        with open(fa, "rb") as f:
+            profiling = b"PROFILE_RATE" in f.read()  # the option's name, in the options table
+    except OSError:
+        profiling = False
     return [
         ("glibc", "glibc", {}, [], []),
         ("fitalloc", "fitalloc", {"LD_PRELOAD": fa}, [], [fa]),
