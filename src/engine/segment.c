@@ -109,6 +109,14 @@ static void segmap_store(uintptr_t start, size_t chunks, fa_map_entry_t first, f
         fa_atomic_store_release(&_fa_segmap[chunk + i], rest);
 }
 
+static void segment_index_fill(fa_segment_t *seg)
+{
+    unsigned shift = seg->page_shift - FA_SMALL_PAGE_SHIFT;
+    fa_page_t **index = fa_segment_index(seg);
+    for (size_t i = 0; i < FA_SEG_PIECES; i++)
+        index[i] = &seg->pages[i >> shift];
+}
+
 void _fa_segmap_add(fa_segment_t *seg, size_t chunks)
 {
     /* Before the entry is published: a free that finds the entry reads the index at once.
@@ -118,10 +126,8 @@ void _fa_segmap_add(fa_segment_t *seg, size_t chunks)
     unsigned shift = seg->page_shift - FA_SMALL_PAGE_SHIFT;
     fa_page_t **index = fa_segment_index(seg);
     if (index[0] != &seg->pages[0] ||
-        index[FA_SEG_PIECES - 1] != &seg->pages[(FA_SEG_PIECES - 1) >> shift]) {
-        for (size_t i = 0; i < FA_SEG_PIECES; i++)
-            index[i] = &seg->pages[i >> shift];
-    }
+        index[FA_SEG_PIECES - 1] != &seg->pages[(FA_SEG_PIECES - 1) >> shift])
+        segment_index_fill(seg);
     segmap_store((uintptr_t)seg, chunks, fa_map_entry_of(seg), FA_MAP_INTERIOR);
 }
 
@@ -177,7 +183,10 @@ static void segment_register(fa_segment_t *seg, int kind)
     fa_mutex_unlock(&_fa_global_lock);
     if (_fa_secure)
         _fa_secure_guard_segment(seg);
-    _fa_segmap_add(seg, 1);
+    /* A new or cold segment's index reads as zero: written without the test of
+     * _fa_segmap_add, whose read of the fresh page faulted it in before the write did again. */
+    segment_index_fill(seg);
+    segmap_store((uintptr_t)seg, 1, fa_map_entry_of(seg), FA_MAP_INTERIOR);
 }
 
 /* A new segment of this kind, closed past its header (and a small one past its first
@@ -239,11 +248,15 @@ static fa_segment_t *segment_new(int kind)
     return seg;
 }
 
-/* Claim a free page of seg in state `want` for its owner; NULL if none. */
+/* Claim a free page of seg in state `want` for its owner; NULL if none. A page from
+ * seg->opened up never handed out memory, so it is CLEAN: the search for a DIRTY one stops
+ * there, and does not read (and fault in) the descriptors of a fresh segment's 64 pages. */
 static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
 {
     for (size_t i = 0; i < seg->page_count; i++) {
         fa_page_t *page = &seg->pages[i];
+        if (want != FA_PAGE_CLEAN && page_area(seg, page) >= (uintptr_t)seg + seg->opened)
+            break;
         uint8_t state = want;
         /* Acquire: if the purger just cleaned it, its madvise happened before our use. */
         if (fa_atomic_load_relaxed(&page->state) != want ||
