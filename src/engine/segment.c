@@ -214,18 +214,28 @@ static fa_segment_t *segment_map(int kind)
     return seg;
 }
 
-static fa_segment_t *segment_new(int kind)
+/* With the lock held: a cached segment of this kind, taken from the cache; NULL if none. */
+static fa_segment_t *cache_pop_locked(int kind)
 {
-    fa_mutex_lock(&_fa_global_lock);
     for (fa_segment_t *seg = cache; seg; seg = seg->next) {
         if (seg->kind == kind) {
             fa_segment_list_remove(&cache, seg);
             cache_count--;
-            fa_mutex_unlock(&_fa_global_lock);
             return seg;
         }
     }
-    fa_segment_t *seg = cold;
+    return NULL;
+}
+
+static fa_segment_t *segment_new(int kind)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_t *seg = cache_pop_locked(kind);
+    if (seg) {
+        fa_mutex_unlock(&_fa_global_lock);
+        return seg;
+    }
+    seg = cold;
     if (seg)
         fa_segment_list_remove(&cold, seg);
     fa_mutex_unlock(&_fa_global_lock);
@@ -265,6 +275,8 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
         if (want == FA_PAGE_CLEAN)
             _fa_stats_commit((int64_t)page_bytes(seg, page));
         page->fresh = want == FA_PAGE_CLEAN;
+        if (want == FA_PAGE_CLEAN)
+            page->touched = 0;
         page->migrant = 0; /* a page of its segment's owner (page_pool.c) */
         /* Atomic: the mesher gives back detached pages of segments others own. */
         fa_atomic_add_relaxed(&seg->used_pages, 1);
@@ -280,6 +292,27 @@ fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want)
     for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
         if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
             page = segment_take_page(seg, want);
+    if (page)
+        _fa_page_init(page, heap, bin);
+    return page;
+}
+
+fa_page_t *_fa_segment_dirty_page(fa_heap_t *heap, size_t bin)
+{
+    fa_page_t *page = _fa_segment_take_page(heap, bin, FA_PAGE_DIRTY);
+    if (page)
+        return page;
+    int kind = fa_bin_kind(bin);
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_t *seg = cache_pop_locked(kind);
+    fa_mutex_unlock(&_fa_global_lock);
+    if (!seg)
+        return NULL;
+    seg->heap = heap;
+    fa_segment_list_push(&heap->segments[kind], seg);
+    page = segment_take_page(seg, FA_PAGE_DIRTY);
+    if (!page)
+        page = segment_take_page(seg, FA_PAGE_CLEAN); /* its pages purged since it was cached */
     if (page)
         _fa_page_init(page, heap, bin);
     return page;
