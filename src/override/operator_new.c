@@ -18,6 +18,7 @@
 #include "fitalloc-trace.h"
 #include "fitalloc.h"
 #include "engine/fastpath.h"
+#include "engine/secure/secure.h"
 
 typedef void (*fa_new_handler)(void);
 
