@@ -9,9 +9,9 @@
  * name when the first exception is thrown (as weak references they cost every process a
  * symbol search each at load, a C program's an unresolved one through every object). Were
  * they missing (a C++ runtime linked statically and not exported), failure prints a message
- * and aborts. This file
- * is built with unwind tables so that a new-handler's exception can pass through it; no frame
- * here has a cleanup to run (so no -fexceptions, which would need libgcc_s at every start).
+ * and aborts. This file is built with unwind tables so that a new-handler's exception can pass
+ * through it; no frame here has a cleanup to run (so no -fexceptions, which would need
+ * libgcc_s at every start).
  */
 #include <stddef.h>
 
