@@ -265,9 +265,10 @@ void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
 /* Guard pages are made (the kernel's page is FA_OS_PAGE): the SIGSEGV hook installed. */
 extern bool _fa_secure_guards;
 void _fa_secure_guard_init(void);
-/* A big page taking another size class than it served before: a guard page at the end of each
- * block, up to `end` (a page taking its former class again has them). */
-void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
+/* A big page taking another size class than it served before: closed again up to `end`. */
+void _fa_secure_close_page(fa_page_t *page, uintptr_t end);
+/* The page provisions `count` blocks from `first`: their memory opened (false: out of memory). */
+bool _fa_secure_open_blocks(fa_page_t *page, uintptr_t first, size_t count);
 
 /* secure_zero.c: malloc(0) in secure mode */
 void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */

@@ -33,11 +33,15 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     fa_atomic_store_relaxed(&page->limit, 0);
     page->bin = (uint8_t)bin;
     page->start = start;
-    /* A secure segment's page ends in a guard page (secure_guard.c). */
+    /* A secure segment's page ends in a guard page, and a page of big blocks serves only one,
+     * closed memory after it (secure_guard.c). */
     size_t guard = fa_secure_marked(seg) ? FA_OS_PAGE : 0;
     page->reserved = (uint16_t)((base + page_size - guard - start) / page->block_size);
-    if (fa_secure_marked(seg) && fa_bin_kind(bin) == FA_SEG_BIG && !same_class)
-        _fa_secure_guard_blocks(page, base + page_size - guard);
+    if (fa_secure_marked(seg) && fa_bin_kind(bin) == FA_SEG_BIG) {
+        page->reserved = 1;
+        if (!same_class)
+            _fa_secure_close_page(page, base + page_size - guard);
+    }
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
     page->placed = 0;
@@ -112,14 +116,18 @@ bool _fa_page_extend(fa_page_t *page)
         count = page->reserved - page->capacity;
     char *first = (char *)page->start + (size_t)(page->capacity + skip) * size;
     uintptr_t seg = (uintptr_t)page & ~FA_SEG_MASK;
-    if (!_fa_segment_open((fa_segment_t *)seg, (uintptr_t)first - seg + (count - skip) * size))
+    if (!_fa_segment_open((fa_segment_t *)seg, (uintptr_t)first - seg + (count - skip) * size) ||
+        (fa_secure_marked((fa_segment_t *)seg) &&
+         !_fa_secure_open_blocks(page, (uintptr_t)first, count)))
         return false;
     if (page->fresh && !fa_secure_marked(page))
         check_fresh(page, first);
     page->free = fa_secure_marked(page) ? _fa_secure_new_blocks(page, first, count, page->free)
                                         : link_new_blocks(page, first, count - skip, page->free);
-    /* Block 0 is held back in secure mode too (its own reason: secure.c). */
-    size_t linked = count - (page->capacity == 0 && (skip || fa_secure_marked(page)));
+    /* Block 0 is held back in secure mode too but in big pages (its own reason: secure.c). */
+    size_t linked =
+        count - (page->capacity == 0 &&
+                 (skip || (fa_secure_marked(page) && fa_bin_kind(page->bin) != FA_SEG_BIG)));
     page->listed = (uint16_t)(page->listed + linked);
     page->used = (uint16_t)(page->used + linked);
     page->placed += linked;

@@ -59,16 +59,16 @@ _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open 
 
 #define FA_SMALL_OPEN_STEP ((size_t)4 << FA_SMALL_PAGE_SHIFT)
 
-/* Not in secure mode, whose guard pages (secure_guard.c) stand after every page of blocks and
- * around big blocks: opening the boundary would open them too. */
+/* Secure mode closes the same memory but opens it itself, page by page or block by block
+ * (secure_guard.c): its guard pages lie inside the boundary, and memory a page of big blocks
+ * never provisions stays closed. Without guard pages (a kernel page larger than 4 KiB) it
+ * leaves the segment open. */
 static void segment_close(fa_segment_t *seg)
 {
-    if (_fa_secure) {
-        seg->opened = FA_SEG_SIZE;
+    seg->opened = _fa_secure ? FA_SEG_SIZE : FA_SEG_HEADER_MAX;
+    if (_fa_secure && !_fa_secure_guards)
         return;
-    }
     _fa_os_protect((char *)seg + FA_SEG_HEADER_MAX, FA_SEG_SIZE - FA_SEG_HEADER_MAX);
-    seg->opened = FA_SEG_HEADER_MAX;
 }
 
 bool _fa_segment_open(fa_segment_t *seg, size_t end)
@@ -186,7 +186,7 @@ static void segment_register(fa_segment_t *seg, int kind)
 static fa_segment_t *segment_map(int kind)
 {
     fa_segment_t *seg;
-    if (_fa_secure || fa_option(huge_pages)) {
+    if (fa_option(huge_pages) || (_fa_secure && !_fa_secure_guards)) {
         seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
         if (seg && fa_option(huge_pages))
             _fa_os_huge(seg, FA_SEG_SIZE);
@@ -194,14 +194,14 @@ static fa_segment_t *segment_map(int kind)
             segment_close(seg);
         return seg;
     }
-    size_t open = kind == FA_SEG_SMALL ? FA_SMALL_OPEN_STEP : FA_SEG_HEADER_MAX;
+    size_t open = kind == FA_SEG_SMALL && !_fa_secure ? FA_SMALL_OPEN_STEP : FA_SEG_HEADER_MAX;
     seg = _fa_os_reserve(FA_SEG_SIZE, FA_SEG_SIZE);
     if (seg && !_fa_os_commit(seg, open)) {
         _fa_os_unmap(seg, FA_SEG_SIZE);
         return NULL;
     }
     if (seg)
-        seg->opened = open;
+        seg->opened = _fa_secure ? FA_SEG_SIZE : open;
     return seg;
 }
 

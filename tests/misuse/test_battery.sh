@@ -24,4 +24,4 @@ trap 'rm -rf "$bin"' EXIT
 bash "$root/tools/misuse.sh" --lib "$FITALLOC_LIB" --check "$here/expected.tsv" --bin "$bin" \
     --configs default,secure,lab
 bash "$root/tools/misuse.sh" --lib "$FITALLOC_LIB" --check "$here/expected.tsv" --bin "$bin" \
-    --configs secure --repeat 20 --only '^(overflow|underflow|write-after-free|stale|freed-all-zero|memcpy-into)'
+    --configs secure --repeat 20 --only '^(overflow|underflow|store|write-after-free|stale|freed-all-zero|memcpy-into)'

@@ -389,8 +389,9 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
         *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0, 0);
     }
     /* The page's first block is never handed out: its trailer guards the second block's
-     * start, so an underflow of any block is seen whatever the random order put first. */
-    size_t from = (uintptr_t)first == page->start;
+     * start, so an underflow of any block is seen whatever the random order put first. A big
+     * page's only block has a guard page before it instead (secure_guard.c). */
+    size_t from = (uintptr_t)first == page->start && !is_big(page);
     size_t k = count - from;
     uint16_t order[FA_EXTEND_MAX_BLOCKS];
     for (size_t i = 0; i < k; i++)
@@ -531,17 +532,32 @@ static inline __attribute__((always_inline)) void check_quarantined(const struct
  * write after free there faults at once (secure_guard.c reports it); accessible again (off)
  * when it leaves. Its first page holds the link and mark and the fill, checked as any block's.
  * Two mprotect calls for each free of a big block: 2.9 times the CPU time of the bench's
- * churn-wide (a block in 15 is big there); FITALLOC_SECURE_PROTECT=0 leaves them out. */
+ * churn-wide (a block in 15 is big there); FITALLOC_SECURE_PROTECT=0 leaves them out. Its
+ * memory between the first page and the last is given back too, and the quarantine counts
+ * only those two pages for it:
+ * a page of big blocks serves one (secure_guard.c), and the page of a big block leaving the
+ * quarantine serves the next malloc of its class, so the quarantine must hold several. */
 static void protect_held(const fa_page_t *page, fa_block_t *block, bool on)
 {
     if (!is_big(page) || !protect_big)
         return;
     char *from = (char *)block + FA_OS_PAGE;
     size_t len = shape_of(page).room - FA_OS_PAGE;
-    if (on)
+    if (on) {
+        /* Not the page of the size word, which says the block is freed and its size. */
+        char *word_page = (char *)(((uintptr_t)from + len - 8) & ~(uintptr_t)(FA_OS_PAGE - 1));
+        if (word_page > from)
+            _fa_os_purge(from, (size_t)(word_page - from));
         _fa_os_protect(from, len);
-    else
+    } else {
         _fa_os_unprotect(from, len);
+    }
+}
+
+/* The memory a block in the quarantine holds (protect_held). */
+static size_t held_bytes(const fa_page_t *page)
+{
+    return is_big(page) && protect_big ? 2 * FA_OS_PAGE : page->block_size;
 }
 
 /* The oldest block leaves the quarantine: its first 16 bytes, where the free list is about to
@@ -551,7 +567,7 @@ static void release_oldest(struct fa_quarantine *q)
     struct fa_held *held = &q->held[q->first];
     q->first = (q->first + 1) % FA_QUARANTINE_SLOTS;
     q->count--;
-    q->bytes -= held->page->block_size;
+    q->bytes -= held_bytes(held->page);
     protect_held(held->page, held->block, false);
     check_quarantined(held, "free", false);
     _fa_free_block(held->page, held->block);
@@ -622,12 +638,13 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
         fa_atomic_add_relaxed(&holding, 1);
     /* The newest block always stays, however big: it must not be the next one handed out. */
     size_t limit = quarantine_limit();
-    while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
+    size_t held = held_bytes(page);
+    while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + held > limit))
         release_oldest(q);
     protect_held(page, block, true);
     q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] = (struct fa_held){block, page};
     q->count++;
-    q->bytes += d;
+    q->bytes += held;
 }
 
 /* At exit: blocks still in the quarantine must be as they were freed. */
