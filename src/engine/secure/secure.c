@@ -47,6 +47,7 @@
  * gives the measurements behind both bounds). So the pages of a large medium block that the
  * program never touches stay untouched (and out of its resident memory). */
 #define FA_CANARY_SPAN 64
+#define FA_TAIL_SPAN 32
 #define FA_FILL_WHOLE 4608
 #define FA_FILL_SPAN 1024
 #define FA_QUARANTINE_SLOTS 256
@@ -247,6 +248,30 @@ static inline size_t canary_end(size_t n, size_t d)
     return n + FA_CANARY_SPAN < d - 8 ? n + FA_CANARY_SPAN : d - 8;
 }
 
+/* Where the tail canary starts: the last FA_TAIL_SPAN bytes before the size word are canary
+ * too, when the request leaves them (an underflow of the next block crosses them first: a
+ * store 32 bytes before a block lands there, not in the slack no one checks). */
+static inline size_t tail_start(size_t n, size_t d)
+{
+    size_t end = canary_end(n, d);
+    return d - 8 > end + FA_TAIL_SPAN ? d - 8 - FA_TAIL_SPAN : end;
+}
+
+/* Both canaries of a request of n bytes in a block of d. */
+static inline void canaries_set(uintptr_t b, size_t n, size_t d)
+{
+    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
+    size_t tail = tail_start(n, d);
+    set_bytes((uint8_t *)b + tail, d - 8 - tail, canary_byte);
+}
+
+static inline bool canaries_intact(uintptr_t b, size_t n, size_t d)
+{
+    size_t tail = tail_start(n, d);
+    return all_bytes((const uint8_t *)b + n, canary_end(n, d) - n, canary_byte) &&
+           all_bytes((const uint8_t *)b + tail, d - 8 - tail, canary_byte);
+}
+
 /* The request size and state a size word records, or SIZE_MAX if the word is damaged. */
 static uintptr_t word_decoded(uintptr_t block, size_t room)
 {
@@ -330,8 +355,7 @@ static uintptr_t recorded_word(const char *caller, uintptr_t block, size_t room)
     size_t n = w >> FA_WORD_STATE_BITS;
     if (w & FA_WORD_FREED)
         _fa_double_free(caller, (void *)block, n);
-    size_t end = canary_end(n, room);
-    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? w : SIZE_MAX;
+    return canaries_intact(block, n, room) ? w : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
@@ -356,6 +380,95 @@ static bool fill_intact(uintptr_t block, size_t to)
 static bool free_block_intact(uintptr_t block, struct shape shape)
 {
     return word_size(block, shape.room) != SIZE_MAX && fill_intact(block, shape.fill_end);
+}
+
+/* ---- the neighbours of a block being freed ---- */
+
+/* Every byte is the canary byte or zero (a live block another thread is freeing meanwhile has
+ * its canaries zeroed: either is valid); the common cases, all one or the other, first. */
+static bool canary_or_zero(const uint8_t *p, size_t len)
+{
+    if (all_bytes(p, len, canary_byte) || all_bytes(p, len, 0))
+        return true;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != 0 && p[i] != canary_byte)
+            return false;
+    return true;
+}
+
+/* A link or free mark a free slot may hold: 0 (in a quarantine, or being listed by another
+ * thread), a link to the end or to a block of the page, the page's mark, or for a slot never
+ * handed out (a size word of 0 bytes) the canary of a live 0-byte block. */
+static bool free_head_valid(const fa_page_t *page, uintptr_t link, uintptr_t mark, bool fresh)
+{
+    uintptr_t pattern = 0x0101010101010101ull * canary_byte;
+    fa_block_t *next = fa_link_decode(link);
+    bool link_ok = link == 0 || next == FA_LIST_END || fa_page_has_block(page, (uintptr_t)next) ||
+                   (fresh && link == pattern);
+    return link_ok && (mark == 0 || mark == fa_page_mark(page) || (fresh && mark == pattern));
+}
+
+/* The slot at s, next to a block being freed by the page's owner, is as its size word says:
+ * a live block's canaries, or a free slot's link, mark and fill. Other threads may free its
+ * block meanwhile (fill, then the word with release: a freed word is read with its fill
+ * whole) or list it (link and mark): every state they pass through is accepted. */
+static bool slot_intact(const fa_page_t *page, uintptr_t s, struct shape shape, uintptr_t w)
+{
+    if (w >> FA_WORD_STATE_BITS > shape.room - FA_TRAILER || origin_of(w) > FA_ORIGIN_NEW_ARRAY)
+        return false;
+    size_t n = w >> FA_WORD_STATE_BITS;
+    if (n && !(w & FA_WORD_FREED)) {
+        size_t tail = tail_start(n, shape.room);
+        return canary_or_zero((const uint8_t *)s + n, canary_end(n, shape.room) - n) &&
+               canary_or_zero((const uint8_t *)s + tail, shape.room - 8 - tail);
+    }
+    const uintptr_t *head = (const uintptr_t *)s;
+    bool fresh = !(w & FA_WORD_FREED);
+    if (!free_head_valid(page, fa_atomic_load_relaxed(&head[0]), fa_atomic_load_relaxed(&head[1]),
+                         fresh))
+        return false;
+    const uint8_t *fill = (const uint8_t *)s + sizeof(fa_block_t);
+    size_t len = shape.fill_end - sizeof(fa_block_t);
+    return fresh ? canary_or_zero(fill, len) : all_bytes(fill, len, fill_byte);
+}
+
+/* A damaged slot next to a block being freed: one freed (its word valid, saying so) was
+ * written after its free, any other one by an overflow or underflow of the block. */
+enum slot_state { SLOT_INTACT, SLOT_DAMAGED, SLOT_WRITTEN_AFTER_FREE };
+
+static enum slot_state slot_check(const fa_page_t *page, uintptr_t s, struct shape shape)
+{
+    uintptr_t w =
+        fa_atomic_load_acquire((const uintptr_t *)(s + shape.room - 8)) ^ _fa_list_secret ^ s;
+    if (slot_intact(page, s, shape, w))
+        return SLOT_INTACT;
+    bool valid = w >> FA_WORD_STATE_BITS <= shape.room - FA_TRAILER;
+    return valid && (w & FA_WORD_FREED) ? SLOT_WRITTEN_AFTER_FREE : SLOT_DAMAGED;
+}
+
+/* An overflow that jumps a block's own canaries lands in the slot after it, an underflow in
+ * the slot before (its tail canary, then its size word): both are checked at the free, by the
+ * page's owner (only the owner hands blocks out). */
+static void check_neighbours(const fa_page_t *page, uintptr_t b, struct shape shape,
+                             const char *caller, size_t n)
+{
+    size_t d = page->block_size;
+    enum slot_state before = b != page->start ? slot_check(page, b - d, shape) : SLOT_INTACT;
+    /* The slot after the last one provisioned is zero in a page taken clean. */
+    size_t next = (b + d - page->start) / d;
+    enum slot_state after = next < page->capacity ? slot_check(page, b + d, shape)
+                            : next < page->reserved && page->fresh &&
+                                    !all_bytes((const uint8_t *)b + d, shape.fill_end, 0)
+                                ? SLOT_DAMAGED
+                                : SLOT_INTACT;
+    if (before == SLOT_WRITTEN_AFTER_FREE || after == SLOT_WRITTEN_AFTER_FREE) {
+        uintptr_t s = before == SLOT_WRITTEN_AFTER_FREE ? b - d : b + d;
+        report(caller, (void *)s, "write after free", claimed_size(page, s));
+    }
+    if (before != SLOT_INTACT)
+        report(caller, (void *)b, "heap underflow (into the block before it)", n);
+    if (after != SLOT_INTACT)
+        report(caller, (void *)b, "heap overflow (into the block after it)", n);
 }
 
 /* ---- allocation ---- */
@@ -431,7 +544,7 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     uintptr_t b = (uintptr_t)block;
     size_t d = shape.room;
     block->link = block->mark = 0; /* no encoded link shown to the program */
-    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
+    canaries_set(b, n, d);
     *(uintptr_t *)(b + d - 8) =
         size_word(b, n, (uintptr_t)_fa_secure_origin << FA_WORD_ORIGIN_SHIFT);
     return block;
@@ -445,7 +558,7 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
         return false;
     uintptr_t b = (uintptr_t)p;
     uintptr_t origin = origin_of(word_decoded(b, d)); /* checked by the caller */
-    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
+    canaries_set(b, n, d);
     *(uintptr_t *)(b + d - 8) = size_word(b, n, origin << FA_WORD_ORIGIN_SHIFT);
     return true;
 }
@@ -605,7 +718,6 @@ void _fa_secure_flush(fa_heap_t *heap)
 void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
 {
     uintptr_t b = (uintptr_t)p;
-    size_t d = page->block_size;
     struct shape shape = shape_of(page);
     uintptr_t w = recorded_word(caller, b, shape.room);
     if (w == SIZE_MAX)
@@ -614,18 +726,14 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     if (origin_of(w) != release_origin(caller))
         report_mismatch(caller, p, n, origin_of(w));
     fa_heap_t *heap = _fa_heap_tls;
-    /* An underflow crosses the size word of the block before first; only the page's owner
-     * reads it (only the owner hands blocks out, so no other thread writes a live block's
-     * word: the word of a block another thread frees meanwhile stays valid). */
-    bool owner = fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap;
-    /* A big block follows a guard page, and the block before may be inaccessible. */
-    if (owner && b != page->start && !is_big(page) && word_size(b - d, shape.room) == SIZE_MAX)
-        report(caller, p, "heap underflow (into the block before it)", n);
+    /* A big block is alone in its page, between closed memory. */
+    if (!is_big(page) && fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap)
+        check_neighbours(page, b, shape, caller, n);
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
     set_bytes((uint8_t *)p, shape.fill_end, fill_byte);
-    fa_atomic_store_relaxed((uintptr_t *)(b + shape.room - 8), size_word(b, n, FA_WORD_FREED));
+    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8), size_word(b, n, FA_WORD_FREED));
     fa_block_t *block = p;
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
