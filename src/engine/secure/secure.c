@@ -262,7 +262,8 @@ static inline void canaries_set(uintptr_t b, size_t n, size_t d)
 {
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
     size_t tail = tail_start(n, d);
-    set_bytes((uint8_t *)b + tail, d - 8 - tail, canary_byte);
+    if (tail < d - 8)
+        set_bytes((uint8_t *)b + tail, d - 8 - tail, canary_byte);
 }
 
 static inline bool canaries_intact(uintptr_t b, size_t n, size_t d)
@@ -412,35 +413,48 @@ static bool free_head_valid(const fa_page_t *page, uintptr_t link, uintptr_t mar
  * a live block's canaries, or a free slot's link, mark and fill. Other threads may free its
  * block meanwhile (fill, then the word with release: a freed word is read with its fill
  * whole) or list it (link and mark): every state they pass through is accepted. */
-static bool slot_intact(const fa_page_t *page, uintptr_t s, struct shape shape, uintptr_t w)
+/* The bytes of [from, to) that also lie in [lo, hi), as canary or zero. */
+static bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
+{
+    lo = lo > from ? lo : from;
+    hi = hi < to ? hi : to;
+    return lo >= hi || canary_or_zero((const uint8_t *)s + lo, hi - lo);
+}
+
+/* The slot's bytes in [from, to), where a write running off the block being freed lands
+ * first (the slot before: its end; the slot after: its start), are as its size word w says. */
+static bool slot_intact(const fa_page_t *page, uintptr_t s, struct shape shape, uintptr_t w,
+                        size_t from, size_t to)
 {
     if (w >> FA_WORD_STATE_BITS > shape.room - FA_TRAILER || origin_of(w) > FA_ORIGIN_NEW_ARRAY)
         return false;
-    size_t n = w >> FA_WORD_STATE_BITS;
-    if (n && !(w & FA_WORD_FREED)) {
-        size_t tail = tail_start(n, shape.room);
-        return canary_or_zero((const uint8_t *)s + n, canary_end(n, shape.room) - n) &&
-               canary_or_zero((const uint8_t *)s + tail, shape.room - 8 - tail);
-    }
+    size_t n = w >> FA_WORD_STATE_BITS, room = shape.room;
+    if (n && !(w & FA_WORD_FREED))
+        return window_canary_or_zero(s, n, canary_end(n, room), from, to) &&
+               window_canary_or_zero(s, tail_start(n, room), room - 8, from, to);
     const uintptr_t *head = (const uintptr_t *)s;
     bool fresh = !(w & FA_WORD_FREED);
-    if (!free_head_valid(page, fa_atomic_load_relaxed(&head[0]), fa_atomic_load_relaxed(&head[1]),
-                         fresh))
+    if (from < sizeof(fa_block_t) && !free_head_valid(page, fa_atomic_load_relaxed(&head[0]),
+                                                      fa_atomic_load_relaxed(&head[1]), fresh))
         return false;
-    const uint8_t *fill = (const uint8_t *)s + sizeof(fa_block_t);
-    size_t len = shape.fill_end - sizeof(fa_block_t);
-    return fresh ? canary_or_zero(fill, len) : all_bytes(fill, len, fill_byte);
+    size_t lo = from > sizeof(fa_block_t) ? from : sizeof(fa_block_t);
+    size_t hi = to < shape.fill_end ? to : shape.fill_end;
+    if (lo >= hi)
+        return true;
+    return fresh ? canary_or_zero((const uint8_t *)s + lo, hi - lo)
+                 : all_bytes((const uint8_t *)s + lo, hi - lo, fill_byte);
 }
 
 /* A damaged slot next to a block being freed: one freed (its word valid, saying so) was
  * written after its free, any other one by an overflow or underflow of the block. */
 enum slot_state { SLOT_INTACT, SLOT_DAMAGED, SLOT_WRITTEN_AFTER_FREE };
 
-static enum slot_state slot_check(const fa_page_t *page, uintptr_t s, struct shape shape)
+static enum slot_state slot_check(const fa_page_t *page, uintptr_t s, struct shape shape,
+                                  size_t from, size_t to)
 {
     uintptr_t w =
         fa_atomic_load_acquire((const uintptr_t *)(s + shape.room - 8)) ^ _fa_list_secret ^ s;
-    if (slot_intact(page, s, shape, w))
+    if (slot_intact(page, s, shape, w, from, to))
         return SLOT_INTACT;
     bool valid = w >> FA_WORD_STATE_BITS <= shape.room - FA_TRAILER;
     return valid && (w & FA_WORD_FREED) ? SLOT_WRITTEN_AFTER_FREE : SLOT_DAMAGED;
@@ -453,14 +467,18 @@ static void check_neighbours(const fa_page_t *page, uintptr_t b, struct shape sh
                              const char *caller, size_t n)
 {
     size_t d = page->block_size;
-    enum slot_state before = b != page->start ? slot_check(page, b - d, shape) : SLOT_INTACT;
+    /* The last FA_CANARY_SPAN bytes before the slot's size word, its first as many. */
+    size_t end = shape.room - 8, near = end > FA_CANARY_SPAN ? end - FA_CANARY_SPAN : 0;
+    enum slot_state before =
+        b != page->start ? slot_check(page, b - d, shape, near, end) : SLOT_INTACT;
     /* The slot after the last one provisioned is zero in a page taken clean. */
     size_t next = (b + d - page->start) / d;
-    enum slot_state after = next < page->capacity ? slot_check(page, b + d, shape)
-                            : next < page->reserved && page->fresh &&
-                                    !all_bytes((const uint8_t *)b + d, shape.fill_end, 0)
-                                ? SLOT_DAMAGED
-                                : SLOT_INTACT;
+    enum slot_state after =
+        next < page->capacity ? slot_check(page, b + d, shape, 0, FA_CANARY_SPAN)
+        : next < page->reserved && page->fresh &&
+                !all_bytes((const uint8_t *)b + d, FA_CANARY_SPAN < end ? FA_CANARY_SPAN : end, 0)
+            ? SLOT_DAMAGED
+            : SLOT_INTACT;
     if (before == SLOT_WRITTEN_AFTER_FREE || after == SLOT_WRITTEN_AFTER_FREE) {
         uintptr_t s = before == SLOT_WRITTEN_AFTER_FREE ? b - d : b + d;
         report(caller, (void *)s, "write after free", claimed_size(page, s));
