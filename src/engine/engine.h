@@ -265,10 +265,14 @@ void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
 /* Guard pages are made (the kernel's page is FA_OS_PAGE): the SIGSEGV hook installed. */
 extern bool _fa_secure_guards;
 void _fa_secure_guard_init(void);
-/* A big page taking another size class than it served before: closed again up to `end`. */
-void _fa_secure_close_page(fa_page_t *page, uintptr_t end);
-/* The page provisions `count` blocks from `first`: their memory opened (false: out of memory). */
-bool _fa_secure_open_blocks(fa_page_t *page, uintptr_t first, size_t count);
+/* How far past its last big block a page of big blocks stays closed, at least (page.c). */
+#define FA_SECURE_FAR ((size_t)1 << 20)
+/* A big page taking another size class than it served before: closed up to `end` but its
+ * blocks' room (false: out of memory). */
+bool _fa_secure_open_big_page(fa_page_t *page, uintptr_t end);
+/* A small or medium page provisions blocks: the room of all of them opened at its first
+ * provisioning (false: out of memory). */
+bool _fa_secure_open_blocks(const fa_page_t *page);
 
 /* secure_zero.c: malloc(0) in secure mode */
 void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
@@ -290,6 +294,17 @@ void _fa_secure_report_init(void); /* reports print the stack (report_stack.c) *
  * checks it against the form that frees it. */
 enum { FA_ORIGIN_MALLOC, FA_ORIGIN_NEW, FA_ORIGIN_NEW_ARRAY };
 extern __thread uint8_t _fa_secure_origin __attribute__((tls_model("initial-exec")));
+/* Where the program called the allocation function it is in: its return address, set by the
+ * secure library's entry points (override/), kept in a block's caller word at malloc and in
+ * the quarantine at free (secure.c), named in reports (report_stack.c). */
+#ifdef FA_SECURE_BUILD
+extern __thread uintptr_t _fa_secure_caller __attribute__((tls_model("initial-exec")));
+#define FA_SECURE_CALLER() (_fa_secure_caller = (uintptr_t)__builtin_return_address(0))
+#else
+#define FA_SECURE_CALLER() ((void)0)
+#endif
+/* The block a report is about: where it was allocated and freed (0: not known). */
+void _fa_secure_report_callers(uintptr_t allocated_by, uintptr_t freed_by);
 
 /* guard.c: the first big blocks freed, kept inaccessible (default mode) */
 /* A free of a block of its own page, checked: whether guard.c keeps it (else the caller frees

@@ -33,14 +33,16 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     fa_atomic_store_relaxed(&page->limit, 0);
     page->bin = (uint8_t)bin;
     page->start = start;
-    /* A secure segment's page ends in a guard page, and a page of big blocks serves only one,
-     * closed memory after it (secure_guard.c). */
+    /* A secure segment's page ends in a guard page, and a page of big blocks leaves 1 MiB
+     * closed after its last block (secure_guard.c). */
     size_t guard = fa_secure_marked(seg) ? FA_OS_PAGE : 0;
-    page->reserved = (uint16_t)((base + page_size - guard - start) / page->block_size);
+    size_t room = base + page_size - guard - start;
+    page->reserved = (uint16_t)(room / page->block_size);
     if (fa_secure_marked(seg) && fa_bin_kind(bin) == FA_SEG_BIG) {
-        page->reserved = 1;
-        if (!same_class)
-            _fa_secure_close_page(page, base + page_size - guard);
+        size_t fit = room > FA_SECURE_FAR ? (room - FA_SECURE_FAR) / page->block_size : 0;
+        page->reserved = (uint16_t)(fit ? fit : 1);
+        if (!same_class && !_fa_secure_open_big_page(page, base + page_size - guard))
+            page->reserved = 0; /* out of memory: extend fails */
     }
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
@@ -117,8 +119,7 @@ bool _fa_page_extend(fa_page_t *page)
     char *first = (char *)page->start + (size_t)(page->capacity + skip) * size;
     uintptr_t seg = (uintptr_t)page & ~FA_SEG_MASK;
     if (!_fa_segment_open((fa_segment_t *)seg, (uintptr_t)first - seg + (count - skip) * size) ||
-        (fa_secure_marked((fa_segment_t *)seg) &&
-         !_fa_secure_open_blocks(page, (uintptr_t)first, count)))
+        (fa_secure_marked((fa_segment_t *)seg) && !_fa_secure_open_blocks(page)))
         return false;
     if (page->fresh && !fa_secure_marked(page))
         check_fresh(page, first);

@@ -10,11 +10,12 @@
  * write running past the blocks of a page, forwards or backwards (a runaway copy, a loop over a
  * wrong length), faults before it reaches the next page, and pages not taken yet stay closed:
  * a write 1 MiB past a small or medium block lands 16 or 2 pages further, closed unless the
- * program uses that many. A page of big blocks (128 to 512 KiB, 2 MiB pages) serves a single
- * block, at its start, whose room is opened up to the guard page its last page is: 1.5 to
- * 1.9 MiB of closed memory follow every big block, so a write up to 1 MiB past one faults
- * whatever the program holds (address space, not memory: see docs/security.md). A page taking
- * another size class is closed again first. Large blocks have their own guards (secure.c), as
+ * program uses that many. A page of big blocks (128 to 512 KiB, 2 MiB pages) serves only the
+ * blocks that leave FA_SECURE_FAR (1 MiB) of it closed after the last one (1 to 6 blocks, at
+ * least 1), their room opened when the page takes its size class, each up to the guard page
+ * its last page is: a write up to 1 MiB past any big block faults, whatever the program holds
+ * (address space, not memory). A page taking another size class is closed again first; one
+ * taking its former class again is as it was. Large blocks have their own guards (secure.c), as
  * does malloc(0) (secure_zero.c). Kernels with pages larger than 4 KiB (some aarch64 ones)
  * get none (_fa_secure_guards): a 4 KiB mprotect there would round up over blocks.
  *
@@ -149,20 +150,21 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
     _fa_os_fault_hook(guard_fault);
 }
 
-void _fa_secure_close_page(fa_page_t *page, uintptr_t end)
+bool _fa_secure_open_big_page(fa_page_t *page, uintptr_t end)
 {
-    if (_fa_secure_guards)
-        _fa_os_protect((void *)page->start, end - page->start);
-}
-
-bool _fa_secure_open_blocks(fa_page_t *page, uintptr_t first, size_t count)
-{
-    size_t size = page->block_size;
-    if (page->bin < FA_MEDIUM_BINS)
-        return page->capacity ||
-               _fa_os_commit((void *)page->start, fa_align_up(page->reserved * size, FA_OS_PAGE));
-    for (size_t i = 0; i < count; i++)
-        if (!_fa_os_commit((void *)(first + i * size), size - FA_OS_PAGE))
+    if (!_fa_secure_guards)
+        return true;
+    _fa_os_protect((void *)page->start, end - page->start);
+    for (size_t i = 0; i < page->reserved; i++)
+        if (!_fa_os_commit((void *)(page->start + i * page->block_size),
+                           page->block_size - FA_OS_PAGE))
             return false;
     return true;
+}
+
+bool _fa_secure_open_blocks(const fa_page_t *page)
+{
+    return page->bin >= FA_MEDIUM_BINS || page->capacity ||
+           _fa_os_commit((void *)page->start,
+                         fa_align_up((size_t)page->reserved * page->block_size, FA_OS_PAGE));
 }
