@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/free_list.h"
+#include "engine/mode_pages.h"
 #include "common/options.h"
 #include "platform/atomic.h"
 
@@ -59,16 +60,14 @@ _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open 
 
 #define FA_SMALL_OPEN_STEP ((size_t)4 << FA_SMALL_PAGE_SHIFT)
 
-/* Secure mode closes the same memory but opens it itself, page by page or block by block
- * (secure_guard.c): its guard pages lie inside the boundary, and memory a page of big blocks
- * never provisions stays closed. Without guard pages (a kernel page larger than 4 KiB) it
- * leaves the segment open. */
+/* A mode with pages of its own (secure mode) opens the memory of its segments itself, page by
+ * page or block by block (`provision`, engine/mode_pages.h): its guard pages lie inside the
+ * boundary, and what its pages never provision stays closed. Its segments are mapped closed as
+ * any and take the boundary out of use when registered (secure_guard.c). */
 static void segment_close(fa_segment_t *seg)
 {
-    seg->opened = _fa_secure ? FA_SEG_SIZE : FA_SEG_HEADER_MAX;
-    if (_fa_secure && !_fa_secure_guards)
-        return;
     _fa_os_protect((char *)seg + FA_SEG_HEADER_MAX, FA_SEG_SIZE - FA_SEG_HEADER_MAX);
+    seg->opened = FA_SEG_HEADER_MAX;
 }
 
 bool _fa_segment_open(fa_segment_t *seg, size_t end)
@@ -175,8 +174,9 @@ static void segment_register(fa_segment_t *seg, int kind)
         registry->all_prev = seg;
     registry = seg;
     fa_mutex_unlock(&_fa_global_lock);
-    if (_fa_secure)
-        _fa_secure_guard_segment(seg);
+    const struct fa_mode_pages *own = fa_mode_pages();
+    if (own)
+        own->segment_registered(seg);
     _fa_segmap_add(seg, 1);
 }
 
@@ -186,7 +186,7 @@ static void segment_register(fa_segment_t *seg, int kind)
 static fa_segment_t *segment_map(int kind)
 {
     fa_segment_t *seg;
-    if (fa_option(huge_pages) || (_fa_secure && !_fa_secure_guards)) {
+    if (fa_option(huge_pages)) {
         seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
         if (seg && fa_option(huge_pages))
             _fa_os_huge(seg, FA_SEG_SIZE);
@@ -194,14 +194,14 @@ static fa_segment_t *segment_map(int kind)
             segment_close(seg);
         return seg;
     }
-    size_t open = kind == FA_SEG_SMALL && !_fa_secure ? FA_SMALL_OPEN_STEP : FA_SEG_HEADER_MAX;
+    size_t open = kind == FA_SEG_SMALL && !fa_mode_pages() ? FA_SMALL_OPEN_STEP : FA_SEG_HEADER_MAX;
     seg = _fa_os_reserve(FA_SEG_SIZE, FA_SEG_SIZE);
     if (seg && !_fa_os_commit(seg, open)) {
         _fa_os_unmap(seg, FA_SEG_SIZE);
         return NULL;
     }
     if (seg)
-        seg->opened = _fa_secure ? FA_SEG_SIZE : open;
+        seg->opened = open;
     return seg;
 }
 
@@ -267,8 +267,6 @@ fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want)
     for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
         if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
             page = segment_take_page(seg, want);
-    if (page)
-        _fa_page_init(page, heap, bin);
     return page;
 }
 
@@ -284,9 +282,6 @@ fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin)
     fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
     if (!page)
         page = segment_take_page(seg, FA_PAGE_CLEAN);
-    if (!page)
-        return NULL;
-    _fa_page_init(page, heap, bin);
     return page;
 }
 
@@ -448,6 +443,17 @@ void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg)
     for (fa_segment_t *seg = registry; seg; seg = seg->all_next)
         fn(seg, arg);
     fa_mutex_unlock(&_fa_global_lock);
+}
+
+fa_segment_t *_fa_large_header(uintptr_t p)
+{
+    size_t chunk = p >> FA_SEG_SHIFT;
+    while (chunk > 0 && fa_atomic_load_acquire(&_fa_segmap[chunk]) == FA_MAP_INTERIOR)
+        chunk--;
+    if (!fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
+        return NULL;
+    fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
+    return seg->kind == FA_SEG_LARGE ? seg : NULL;
 }
 
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)

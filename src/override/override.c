@@ -1,10 +1,11 @@
 /* The C allocation API under its standard names, for LD_PRELOAD and for programs linked with
  * libfitalloc. Only thin entry points: the semantics live in the fa_* functions. malloc and
  * free inline the fast paths so that interposed calls cost no extra jump. In the secure
- * library each says where the program called it (FA_SECURE_CALLER, engine/engine.h). */
+ * library each says where the program called it (FA_SECURE_CALLER, engine/secure/secure.h). */
 #include <stddef.h>
 
 #include "engine/fastpath.h"
+#include "engine/secure/secure.h"
 #include "fitalloc.h"
 
 FA_API void *malloc(size_t n)

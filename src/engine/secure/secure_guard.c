@@ -11,11 +11,12 @@
  * wrong length), faults before it reaches the next page, and pages not taken yet stay closed:
  * a write 1 MiB past a small or medium block lands 16 or 2 pages further, closed unless the
  * program uses that many. A page of big blocks (128 to 512 KiB, 2 MiB pages) serves only the
- * blocks that leave FA_SECURE_FAR (1 MiB) of it closed after the last one (1 to 6 blocks, at
- * least 1), their room opened when the page takes its size class, each up to the guard page
- * its last page is: a write up to 1 MiB past any big block faults, whatever the program holds
- * (address space, not memory). A page taking another size class is closed again first; one
- * taking its former class again is as it was. Large blocks have their own guards (secure.c), as
+ * blocks that leave 1 MiB of it closed after the last one (`big_page_far`, page.c: 2 to 6
+ * blocks, the first held back), their room opened when the page takes its size class, each up
+ * to the guard page its last page is: a write up to 1 MiB past a big block faults, whatever the
+ * program holds (address space, not memory), but from the second block of a 512 KiB page. A
+ * page taking another size class is closed again first; one taking its former class again is
+ * as it was. Large blocks have their own guards (secure.c), as
  * does malloc(0) (secure_zero.c). Kernels with pages larger than 4 KiB (some aarch64 ones)
  * get none (_fa_secure_guards): a 4 KiB mprotect there would round up over blocks.
  *
@@ -25,7 +26,7 @@
  * handler. The report reads only page descriptors, the segment map and large blocks' headers,
  * which a write running off a block meets a guard page before reaching.
  */
-#include "engine/engine.h"
+#include "engine/secure/secure.h"
 #include "platform/atomic.h"
 
 /* The first and last blocks of seg's page `index` and their size; false if the page serves no
@@ -115,7 +116,7 @@ static bool guard_fault(uintptr_t a)
     if (chunk >= FA_SEGMAP_SIZE || !fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
         return false;
     fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
-    if (!seg->secure || seg->kind == FA_SEG_LARGE)
+    if (!seg->by_mode || seg->kind == FA_SEG_LARGE)
         return false;
     uintptr_t off = a - (uintptr_t)seg;
     size_t first = _fa_segment_first_offset(seg->kind);
@@ -144,27 +145,29 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
 {
     if (!_fa_secure_guards)
         return;
-    /* Closed past its header already (segment.c): its guard pages are memory never opened. */
-    seg->secure = 1;
+    /* Closed past its header already (segment.c): its guard pages are memory never opened.
+     * Its pages open their own blocks' memory (_fa_secure_provision), not the core's
+     * boundary. */
+    seg->opened = FA_SEG_SIZE;
+    seg->by_mode = 1;
     /* Again for each segment: the program may have put its own handler in ours' place. */
     _fa_os_fault_hook(guard_fault);
 }
 
-bool _fa_secure_open_big_page(fa_page_t *page, uintptr_t end)
+void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end)
 {
-    if (!_fa_secure_guards)
-        return true;
+    if (!_fa_secure_guards || fa_bin_kind(page->bin) != FA_SEG_BIG)
+        return;
     _fa_os_protect((void *)page->start, end - page->start);
     for (size_t i = 0; i < page->reserved; i++)
         if (!_fa_os_commit((void *)(page->start + i * page->block_size),
                            page->block_size - FA_OS_PAGE))
-            return false;
-    return true;
+            page->reserved = (uint16_t)i; /* out of memory: no block past it */
 }
 
-bool _fa_secure_open_blocks(const fa_page_t *page)
+bool _fa_secure_provision(fa_page_t *page)
 {
-    return page->bin >= FA_MEDIUM_BINS || page->capacity ||
+    return fa_bin_kind(page->bin) == FA_SEG_BIG || page->capacity ||
            _fa_os_commit((void *)page->start,
                          fa_align_up((size_t)page->reserved * page->block_size, FA_OS_PAGE));
 }
