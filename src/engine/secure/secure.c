@@ -55,8 +55,8 @@
 #define FA_QUARANTINE_SLOTS 256
 /* What a big block counts in the quarantine while inaccessible (protect_held): a quarter of
  * the default FITALLOC_QUARANTINE, so that it holds 4 of them. A page of big blocks serves
- * one (secure_guard.c): the page of a big block leaving the quarantine serves the next malloc
- * of its class, and a block freed twice with another freed between must still be there. */
+ * 2 to 6 (secure_guard.c): one leaving the quarantine is soon handed out again, and a block
+ * freed twice with another freed between must still be there at the second free. */
 #define FA_BIG_HELD ((size_t)64 << 10)
 
 bool _fa_secure;
@@ -516,10 +516,6 @@ static bool free_head_valid(const fa_page_t *page, uintptr_t link, uintptr_t mar
     return link_ok && (mark == 0 || mark == fa_page_mark(page) || (fresh && mark == pattern));
 }
 
-/* The slot at s, next to a block being freed by the page's owner, is as its size word says:
- * a live block's canaries, or a free slot's link, mark and fill. Other threads may free its
- * block meanwhile (fill, then the word with release: a freed word is read with its fill
- * whole) or list it (link and mark): every state they pass through is accepted. */
 /* The bytes of [from, to) that also lie in [lo, hi), as canary or zero. */
 static bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
 {
@@ -528,8 +524,12 @@ static bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from
     return lo >= hi || canary_or_zero((const uint8_t *)s + lo, hi - lo);
 }
 
-/* The slot's bytes in [from, to), where a write running off the block being freed lands
- * first (the slot before: its end; the slot after: its start), are as its size word w says. */
+/* The bytes in [from, to) of the slot at s, next to a block being freed by the page's owner,
+ * where a write running off that block lands first (the slot before: its end; the slot after:
+ * its start), are as the slot's size word w says: a live block's canaries, or a free slot's
+ * link, mark and fill. Other threads may free its block meanwhile (fill, then the word with
+ * release: a freed word is read with its fill whole) or list it (link and mark): the states
+ * they pass through are accepted (and slot_check lets a slot whose word changed pass). */
 static bool slot_intact(const fa_page_t *page, uintptr_t s, struct shape shape, uintptr_t w,
                         size_t from, size_t to)
 {

@@ -14,11 +14,12 @@
  * blocks that leave 1 MiB of it closed after the last one (`big_page_far`, page.c: 2 to 6
  * blocks, the first held back), their room opened when the page takes its size class, each up
  * to the guard page its last page is: a write up to 1 MiB past a big block faults, whatever the
- * program holds (address space, not memory), but from the second block of a 512 KiB page. A
- * page taking another size class is closed again first; one taking its former class again is
- * as it was. Large blocks have their own guards (secure.c), as
- * does malloc(0) (secure_zero.c). Kernels with pages larger than 4 KiB (some aarch64 ones)
- * get none (_fa_secure_guards): a 4 KiB mprotect there would round up over blocks.
+ * program holds (address space, not memory), but from the second 512 KiB block of a segment's
+ * first page (the header shortens it). A page taking another size class is closed again
+ * first; one taking its former class again is as it was. Large blocks have their own guards
+ * (secure.c), as does malloc(0) (secure_zero.c). Kernels with pages larger than 4 KiB (some
+ * aarch64 ones) get none (_fa_secure_guards): a 4 KiB mprotect there would round up over
+ * blocks.
  *
  * A fault in a guard, in a quarantined big or large block or in malloc(0)'s region reaches
  * guard_fault through the SIGSEGV handler of platform/fault.c; it reports it with
