@@ -15,13 +15,18 @@
 #include "engine/types.h"
 
 struct fa_mode_pages {
-    /* A segment of the mode's, just registered (a cold one may come back as another kind). */
+    /* A segment just registered (a cold one may come back as another kind); it is the mode's
+     * if the mode marks it `by_mode`. */
     void (*segment_registered)(fa_segment_t *seg);
     /* The bytes at the end of each page of the mode's segments that hold no block. */
     size_t page_tail;
     /* A page of the mode's segments set up for a class it did not serve before (`reserved`
      * counted, its blocks end at `end`). */
     void (*page_class_changed)(fa_page_t *page, uintptr_t end);
+    /* The bytes a page of big blocks keeps closed after its last block, at least. */
+    size_t big_page_far;
+    /* The page is about to provision blocks: their memory opened (false: out of memory). */
+    bool (*provision)(fa_page_t *page);
     /* The fewest blocks a page provisions at a time. */
     size_t least_batch;
     /* Provision count blocks from `first` in front of `rest`: the new free list. The page's

@@ -38,7 +38,14 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->start = start;
     const struct fa_mode_pages *own = fa_mode_pages_of(seg);
     uintptr_t end = base + page_size - (own ? own->page_tail : 0);
-    page->reserved = (uint16_t)((end - start) / page->block_size);
+    size_t blocks = (end - start) / page->block_size;
+    /* A mode's page of big blocks keeps big_page_far closed after its last block: a write that
+     * far past any of them faults (2 blocks at least: the first is held back). */
+    if (own && fa_bin_kind(bin) == FA_SEG_BIG) {
+        size_t far = end - start > own->big_page_far ? end - start - own->big_page_far : 0;
+        blocks = far / page->block_size > 2 ? far / page->block_size : 2;
+    }
+    page->reserved = (uint16_t)blocks;
     if (own && !same_class)
         own->page_class_changed(page, end);
     page->capacity = 0;
@@ -115,7 +122,9 @@ bool _fa_page_extend(fa_page_t *page)
         count = page->reserved - page->capacity;
     char *first = (char *)page->start + (size_t)(page->capacity + skip) * size;
     uintptr_t seg = (uintptr_t)page & ~FA_SEG_MASK;
-    if (!_fa_segment_open((fa_segment_t *)seg, (uintptr_t)first - seg + (count - skip) * size))
+    if (own ? !own->provision(page)
+            : !_fa_segment_open((fa_segment_t *)seg,
+                                (uintptr_t)first - seg + (count - skip) * size))
         return false;
     if (page->fresh && !own)
         check_fresh(page, first);

@@ -60,14 +60,12 @@ _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open 
 
 #define FA_SMALL_OPEN_STEP ((size_t)4 << FA_SMALL_PAGE_SHIFT)
 
-/* Not in a mode with pages of its own, whose guard pages (secure_guard.c) stand after every
- * page of blocks and around big blocks: opening the boundary would open them too. */
+/* A mode with pages of its own (secure mode) opens the memory of its segments itself, page by
+ * page or block by block (`provision`, engine/mode_pages.h): its guard pages lie inside the
+ * boundary, and what its pages never provision stays closed. Its segments are mapped closed as
+ * any and take the boundary out of use when registered (secure_guard.c). */
 static void segment_close(fa_segment_t *seg)
 {
-    if (fa_mode_pages()) {
-        seg->opened = FA_SEG_SIZE;
-        return;
-    }
     _fa_os_protect((char *)seg + FA_SEG_HEADER_MAX, FA_SEG_SIZE - FA_SEG_HEADER_MAX);
     seg->opened = FA_SEG_HEADER_MAX;
 }
@@ -197,7 +195,7 @@ static void segment_register(fa_segment_t *seg, int kind)
 static fa_segment_t *segment_map(int kind)
 {
     fa_segment_t *seg;
-    if (fa_mode_pages() || fa_option(huge_pages)) {
+    if (fa_option(huge_pages)) {
         seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
         if (seg && fa_option(huge_pages))
             _fa_os_huge(seg, FA_SEG_SIZE);
@@ -205,7 +203,7 @@ static fa_segment_t *segment_map(int kind)
             segment_close(seg);
         return seg;
     }
-    size_t open = kind == FA_SEG_SMALL ? FA_SMALL_OPEN_STEP : FA_SEG_HEADER_MAX;
+    size_t open = kind == FA_SEG_SMALL && !fa_mode_pages() ? FA_SMALL_OPEN_STEP : FA_SEG_HEADER_MAX;
     seg = _fa_os_reserve(FA_SEG_SIZE, FA_SEG_SIZE);
     if (seg && !_fa_os_commit(seg, open)) {
         _fa_os_unmap(seg, FA_SEG_SIZE);

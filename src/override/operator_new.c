@@ -186,39 +186,46 @@ static inline void *new_other(size_t n, size_t alignment, int nothrow, uint8_t o
 void *fa_new(size_t n) FA_CXX("_Znwm");
 void *fa_new(size_t n)
 {
+    FA_SECURE_CALLER();
     return new_fast(n, FA_TRACE_NEW);
 }
 void *fa_new_array(size_t n) FA_CXX("_Znam");
 void *fa_new_array(size_t n)
 {
+    FA_SECURE_CALLER();
     return new_fast(n, FA_TRACE_NEW_ARRAY);
 }
 void *fa_new_nothrow(size_t n, const void *tag) FA_CXX("_ZnwmRKSt9nothrow_t");
 void *fa_new_nothrow(size_t n, const void *tag)
 {
+    FA_SECURE_CALLER();
     (void)tag;
     return new_other(n, 0, 1, FA_TRACE_NEW);
 }
 void *fa_new_array_nothrow(size_t n, const void *tag) FA_CXX("_ZnamRKSt9nothrow_t");
 void *fa_new_array_nothrow(size_t n, const void *tag)
 {
+    FA_SECURE_CALLER();
     (void)tag;
     return new_other(n, 0, 1, FA_TRACE_NEW_ARRAY);
 }
 void *fa_new_aligned(size_t n, size_t alignment) FA_CXX("_ZnwmSt11align_val_t");
 void *fa_new_aligned(size_t n, size_t alignment)
 {
+    FA_SECURE_CALLER();
     return new_other(n, alignment, 0, FA_TRACE_NEW);
 }
 void *fa_new_array_aligned(size_t n, size_t alignment) FA_CXX("_ZnamSt11align_val_t");
 void *fa_new_array_aligned(size_t n, size_t alignment)
 {
+    FA_SECURE_CALLER();
     return new_other(n, alignment, 0, FA_TRACE_NEW_ARRAY);
 }
 void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
     FA_CXX("_ZnwmSt11align_val_tRKSt9nothrow_t");
 void *fa_new_aligned_nothrow(size_t n, size_t alignment, const void *tag)
 {
+    FA_SECURE_CALLER();
     (void)tag;
     return new_other(n, alignment, 1, FA_TRACE_NEW);
 }
@@ -226,6 +233,7 @@ void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
     FA_CXX("_ZnamSt11align_val_tRKSt9nothrow_t");
 void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
 {
+    FA_SECURE_CALLER();
     (void)tag;
     return new_other(n, alignment, 1, FA_TRACE_NEW_ARRAY);
 }
@@ -237,6 +245,7 @@ void *fa_new_array_aligned_nothrow(size_t n, size_t alignment, const void *tag)
     void fn(void *p, ##__VA_ARGS__) FA_CXX(name);                                                  \
     void fn(void *p, ##__VA_ARGS__)                                                                \
     {                                                                                              \
+        FA_SECURE_CALLER();                                                                        \
         fa_entry_free(p, caller, size);                                                            \
     }
 #define FA_D "operator delete"

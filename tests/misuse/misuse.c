@@ -234,6 +234,41 @@ static int underflow(size_t n, size_t len, enum how how)
     return MU_OK;
 }
 
+/* One byte written `at` bytes from the block's start (past its end, or before it: at < 0),
+ * nothing in between, then free. The page there is mapped first if nothing is (as map_holes
+ * does), so that what is checked is the allocator's layout, not the program's address space. */
+static int store_at(size_t n, ptrdiff_t at)
+{
+    char *p = mu_alloc(n);
+    memset(p, 0x11, n);
+    if (!map_holes(p + at, 1))
+        return MU_NA;
+    mu_phase("bug");
+    write_loop(p, at, 1);
+    mu_phase("free");
+    mu_free(p);
+    return MU_OK;
+}
+
+/* 1 MiB past the end: hardened_malloc's size-class regions lie far apart, with guards. */
+static int store_1M_past(size_t n)
+{
+    return store_at(n, (ptrdiff_t)(n + (1u << 20)));
+}
+
+/* 32 bytes before the block: in the slot before it, past that one's own canary. */
+static int store_32_before(size_t n)
+{
+    return store_at(n, -32);
+}
+
+/* 32 bytes past the end: an 8-byte block's own canary is jumped, the byte lands in the next
+ * slot (its canary if it is live, its free mark if not). */
+static int store_32_past(size_t n)
+{
+    return store_at(n, (ptrdiff_t)(n + 32));
+}
+
 /* free(p), then write 16 bytes at p. */
 static int write_after_free(size_t n)
 {
@@ -417,6 +452,9 @@ static const struct {
     {"underflow-32", NULL, 0, 32, BEFORE_BLOCK},
     {"underflow-32-memcpy", NULL, 0, 32, BEFORE_BY_MEMCPY},
     {"underflow-1M", NULL, 0, 1u << 20, BEFORE_BLOCK},
+    {"store-1M-past", store_1M_past, 0, 0, 0},
+    {"store-32-before", store_32_before, 0, 0, 0},
+    {"store-32-past", store_32_past, 0, 0, 0},
     {"write-after-free", write_after_free, 0, 0, 0},
     {"write-after-free-reuse", write_after_free_reuse, 0, 0, 0},
     {"stale-after-free", stale_after_free, 0, 0, 0},

@@ -2,9 +2,9 @@
 # The misuse battery as a test: every case of tools/misuse.sh under fitalloc's default, secure
 # and lab configurations must give the outcome tests/misuse/expected.tsv records (glibc and
 # scudo are not run here: tools/misuse.sh shows them). Then secure mode's catches that random
-# placement could touch (overflows, underflows, writes after free, stale contents: which block
-# comes before or after a block is random there) run 20 times each: every run must give the
-# expected outcome (one that differs shows as mixed:... and fails).
+# placement could touch (overflows, underflows, single stores, writes after free, stale
+# contents: which block comes before or after a block is random there) run 20 times each: every
+# run must give the expected outcome (one that differs shows as mixed:... and fails).
 #   bash tests/misuse/test_battery.sh      (ctest: misuse/battery; needs FITALLOC_LIB)
 # Exits 77 (skipped) when FITALLOC_LIB has no malloc to preload (FITALLOC_OVERRIDE=OFF).
 set -euo pipefail
@@ -24,4 +24,4 @@ trap 'rm -rf "$bin"' EXIT
 bash "$root/tools/misuse.sh" --lib "$FITALLOC_LIB" --check "$here/expected.tsv" --bin "$bin" \
     --configs default,secure,lab
 bash "$root/tools/misuse.sh" --lib "$FITALLOC_LIB" --check "$here/expected.tsv" --bin "$bin" \
-    --configs secure --repeat 20 --only '^(overflow|underflow|write-after-free|stale|freed-all-zero|memcpy-into)'
+    --configs secure --repeat 20 --only '^(overflow|underflow|store|write-after-free|stale|freed-all-zero|memcpy-into)'

@@ -2,7 +2,8 @@
 # Secure mode's reports say where: a double free of malloc(40) is reported with the size the
 # program asked for (40 bytes, not its block's class) and the stack of the call, whose first
 # frame names the function that called free in a program built with -rdynamic
-# (engine/secure/report_stack.c); a runaway write into a guard page is reported with the
+# (engine/secure/report_stack.c), followed by where the block was freed the first time and
+# where it was allocated, as AddressSanitizer's reports say; a runaway write into a guard page is reported with the
 # function that made it, through the SIGSEGV handler.
 set -euo pipefail
 : "${FITALLOC_SECURE_LIB:?FITALLOC_SECURE_LIB is not set}"
@@ -20,9 +21,17 @@ cat >"$work/bugs.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-__attribute__((noinline)) void release_twice(char *p)
+__attribute__((noinline)) char *make(void)
+{
+    return malloc(40);
+}
+__attribute__((noinline)) void release(char *p)
 {
     free(p);
+}
+__attribute__((noinline)) void release_twice(char *p)
+{
+    release(p);
     free(p);
 }
 __attribute__((noinline)) void run_away(char *p)
@@ -32,7 +41,7 @@ __attribute__((noinline)) void run_away(char *p)
 }
 int main(int argc, char **argv)
 {
-    char *p = malloc(40);
+    char *p = make();
     if (argc > 1 && !strcmp(argv[1], "guard"))
         run_away(p);
     else
@@ -41,7 +50,7 @@ int main(int argc, char **argv)
     return 0;
 }
 C
-"${CC:-cc}" -O1 -rdynamic -o "$work/bugs" "$work/bugs.c" || fail "cannot build the program"
+"${CC:-cc}" -O1 -fno-optimize-sibling-calls -rdynamic -o "$work/bugs" "$work/bugs.c" || fail "cannot build the program"
 
 for bug in double-free guard; do
     rc=0
@@ -53,6 +62,10 @@ for bug in double-free guard; do
             fail "$bug: no report naming the 40 bytes asked for: $(cat "$work/err")"
         grep -qE '^    #0 0x[0-9a-f]+ in release_twice\+0x[0-9a-f]+ \(.*bugs\+0x[0-9a-f]+\)$' \
             "$work/err" || fail "$bug: frame #0 is not release_twice: $(cat "$work/err")"
+        grep -qE '^  freed by 0x[0-9a-f]+ in release\+0x[0-9a-f]+ \(.*bugs\+0x[0-9a-f]+\)$' \
+            "$work/err" || fail "$bug: no line says it was freed in release: $(cat "$work/err")"
+        grep -qE '^  allocated by 0x[0-9a-f]+ in make\+0x[0-9a-f]+ \(.*bugs\+0x[0-9a-f]+\)$' \
+            "$work/err" || fail "$bug: no line says it was allocated in make: $(cat "$work/err")"
         ;;
     guard)
         grep -q '^fitalloc: heap overflow or underflow into the guard page' "$work/err" ||
@@ -64,4 +77,4 @@ for bug in double-free guard; do
     grep -qE '^    #[0-9]+ 0x[0-9a-f]+ in main\+' "$work/err" ||
         fail "$bug: no frame names main: $(cat "$work/err")"
 done
-echo "ok: reports name the size asked for and the stack, by function with -rdynamic"
+echo "ok: reports name the size asked for, the stack, where the block was freed and allocated"

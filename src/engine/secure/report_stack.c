@@ -4,6 +4,8 @@
  *   fitalloc: free(): double free of 0x7f3a5c201040 (32-byte block)
  *       #0 0x55d0c2a011c8 in release_twice+0x10 (./program+0x11c8)
  *       #1 0x55d0c2a01204 in main+0x15 (./program+0x1204)
+ *     freed by 0x55d0c2a011a0 in release+0x10 (./program+0x11a0)
+ *     allocated by 0x55d0c2a01180 in make+0x9 (./program+0x1180)
  *
  * fitalloc's own frames (the entry point, the checks, the report) are left out: the line
  * above names the function the program called, the first frame is the code that called it. A
@@ -22,6 +24,33 @@ static uintptr_t own_start, own_end;
 static bool own(uintptr_t address)
 {
     return address - own_start < own_end - own_start;
+}
+
+/* Where the block reported was allocated and freed (tell_callers in secure.c), 0 if not
+ * known. */
+static __thread uintptr_t allocated_by, freed_by;
+
+void _fa_secure_report_callers(uintptr_t allocated, uintptr_t freed)
+{
+    allocated_by = allocated;
+    freed_by = freed;
+}
+
+/* One code address, as a frame line without its number. */
+static void print_address(const char *what, uintptr_t address)
+{
+    struct fa_os_symbol s;
+    if (!_fa_os_symbol(address, &s)) {
+        _fa_message(2, "  %s %p\n", what, (void *)address);
+        return;
+    }
+    const char *object = s.object && *s.object ? s.object : "<program>";
+    if (s.name)
+        _fa_message(2, "  %s %p in %s+0x%zx (%s+0x%zx)\n", what, (void *)address, s.name,
+                    (size_t)s.offset, object, (size_t)s.object_offset);
+    else
+        _fa_message(2, "  %s %p (%s+0x%zx)\n", what, (void *)address, object,
+                    (size_t)s.object_offset);
 }
 
 static void print_stack(void)
@@ -45,6 +74,11 @@ static void print_stack(void)
             _fa_message(2, "    #%zu %p (%s+0x%zx)\n", i - first, (void *)frames[i], object,
                         (size_t)s.object_offset);
     }
+    /* The return addresses of the calls: the instruction after the call. */
+    if (freed_by)
+        print_address("freed by", freed_by);
+    if (allocated_by)
+        print_address("allocated by", allocated_by);
 }
 
 void _fa_secure_report_init(void)

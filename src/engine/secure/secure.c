@@ -36,7 +36,7 @@
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
-#define FA_TRAILER 16 /* at least 8 canary bytes and the size word */
+#define FA_TRAILER 16 /* the caller word and the size word */
 /* How much of a block the checks cover. An overflow is contiguous, so it crosses the first
  * canary bytes after the request first: FA_CANARY_SPAN of them see it, and the slack of a
  * medium block (up to a quarter of it) is not written on every malloc. A write after free
@@ -49,9 +49,15 @@
  * gives the measurements behind both bounds). So the pages of a large medium block that the
  * program never touches stay untouched (and out of its resident memory). */
 #define FA_CANARY_SPAN 64
+#define FA_TAIL_SPAN 32
 #define FA_FILL_WHOLE 4608
 #define FA_FILL_SPAN 1024
 #define FA_QUARANTINE_SLOTS 256
+/* What a big block counts in the quarantine while inaccessible (protect_held): a quarter of
+ * the default FITALLOC_QUARANTINE, so that it holds 4 of them. A page of big blocks serves
+ * 2 to 6 (secure_guard.c): one leaving the quarantine is soon handed out again, and a block
+ * freed twice with another freed between must still be there at the second free. */
+#define FA_BIG_HELD ((size_t)64 << 10)
 
 bool _fa_secure;
 static uint8_t canary_byte;
@@ -65,6 +71,7 @@ static size_t fill_span;
 struct fa_held {
     fa_block_t *block;
     fa_page_t *page;
+    uintptr_t freed_by; /* the address free was called from */
 };
 
 struct fa_quarantine {
@@ -101,6 +108,8 @@ static const struct fa_mode_pages secure_pages = {
     .segment_registered = _fa_secure_guard_segment,
     .page_tail = FA_OS_PAGE,
     .page_class_changed = _fa_secure_guard_blocks,
+    .big_page_far = (size_t)1 << 20,
+    .provision = _fa_secure_provision,
     .least_batch = 8,
     .new_blocks = _fa_secure_new_blocks,
     .usable = _fa_secure_usable,
@@ -151,11 +160,34 @@ FA_REPORT static void report(const char *caller, const void *p, const char *what
 /* ---- the size word and the canary ---- */
 
 /* The size word holds the request n shifted up past the block's state bits (freed, and the
- * form that made it: FA_ORIGIN_*), so that its top bytes, which an underflow of the block
- * after it writes first, are zero: any byte written there makes the word invalid. */
+ * form that made it: FA_ORIGIN_*), and above them 16 check bits of the caller word before it;
+ * its top three bytes, which an underflow of the block after it writes first, are zero: any
+ * byte written there makes the word invalid. The caller word holds the address the block's
+ * malloc (new, ...) was called from, encoded with the secret, as AddressSanitizer's reports
+ * say where a block was allocated; its check bits make it the last 8 canary bytes after the
+ * request too. The caller word is written only by the page's owner, when it hands the block
+ * out: the thread freeing the block keeps the address free was called from in its quarantine
+ * (fa_held), so no other thread ever writes it. */
 #define FA_WORD_FREED 1
 #define FA_WORD_ORIGIN_SHIFT 1
 #define FA_WORD_STATE_BITS 3
+#define FA_WORD_SIZE_BITS 21
+#define FA_WORD_CHECK_SHIFT (FA_WORD_STATE_BITS + FA_WORD_SIZE_BITS)
+#define FA_WORD_USED_BITS (FA_WORD_CHECK_SHIFT + 16)
+_Static_assert(FA_CLASS_MAX < (size_t)1 << FA_WORD_SIZE_BITS, "a request fits the size bits");
+
+__thread uintptr_t _fa_secure_caller;
+
+static size_t word_n(uintptr_t decoded)
+{
+    return decoded >> FA_WORD_STATE_BITS & (((size_t)1 << FA_WORD_SIZE_BITS) - 1);
+}
+
+/* The 16 check bits of a caller word as stored. */
+static uintptr_t caller_check(uintptr_t stored)
+{
+    return (stored * 0x9e3779b97f4a7c15ull) >> 48;
+}
 
 __thread uint8_t _fa_secure_origin;
 
@@ -164,9 +196,16 @@ static uintptr_t origin_of(uintptr_t decoded)
     return decoded >> FA_WORD_ORIGIN_SHIFT & 3;
 }
 
-static uintptr_t size_word(uintptr_t block, size_t n, uintptr_t state)
+static uintptr_t size_word(uintptr_t block, size_t n, uintptr_t state, uintptr_t stored_caller)
 {
-    return (n << FA_WORD_STATE_BITS | state) ^ _fa_list_secret ^ block;
+    return (caller_check(stored_caller) << FA_WORD_CHECK_SHIFT | n << FA_WORD_STATE_BITS | state) ^
+           _fa_list_secret ^ block;
+}
+
+/* The caller word of a block with `room` bytes (as stored: encoded). */
+static uintptr_t *caller_word(uintptr_t block, size_t room)
+{
+    return (uintptr_t *)(block + room - 16);
 }
 
 /* The checks read every canary and fill byte: ranges up to 16 bytes as two loads of eight
@@ -233,7 +272,12 @@ bool _fa_secure_canary_intact(const void *p, size_t len)
 static inline void set_bytes(uint8_t *p, size_t len, uint8_t byte)
 {
     uint64_t pattern = 0x0101010101010101ull * byte;
-    if (len < 8 || len > 256) {
+    if (len < 8) {
+        for (size_t i = 0; i < len; i++)
+            p[i] = byte;
+        return;
+    }
+    if (len > 256) {
         memset(p, byte, len);
         return;
     }
@@ -268,14 +312,49 @@ static inline struct shape shape_of(const fa_page_t *page)
     size_t span = room <= FA_FILL_WHOLE ? SIZE_MAX : fill_span;
     if (big && span < FA_OS_PAGE - sizeof(fa_block_t))
         span = FA_OS_PAGE - sizeof(fa_block_t);
-    size_t fill = room - 8 - sizeof(fa_block_t);
+    size_t fill = room - FA_TRAILER - sizeof(fa_block_t);
     return (struct shape){room, sizeof(fa_block_t) + (fill < span ? fill : span)};
 }
 
 /* Where the canary after a request of n bytes in a block of d ends. */
 static inline size_t canary_end(size_t n, size_t d)
 {
-    return n + FA_CANARY_SPAN < d - 8 ? n + FA_CANARY_SPAN : d - 8;
+    return n + FA_CANARY_SPAN < d - FA_TRAILER ? n + FA_CANARY_SPAN : d - FA_TRAILER;
+}
+
+/* Where the tail canary starts: the last FA_TAIL_SPAN bytes before the size word are canary
+ * too, when the request leaves them (an underflow of the next block crosses them first: a
+ * store 32 bytes before a block lands there, not in the slack no one checks). */
+static inline size_t tail_start(size_t n, size_t d)
+{
+    size_t end = canary_end(n, d);
+    return d - FA_TRAILER > end + FA_TAIL_SPAN ? d - FA_TRAILER - FA_TAIL_SPAN : end;
+}
+
+/* Both canaries of a request of n bytes in a block of d. */
+static inline void canaries_set(uintptr_t b, size_t n, size_t d)
+{
+    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
+    size_t tail = tail_start(n, d);
+    if (tail < d - FA_TRAILER)
+        set_bytes((uint8_t *)b + tail, d - FA_TRAILER - tail, canary_byte);
+}
+
+static inline bool canaries_intact(uintptr_t b, size_t n, size_t d)
+{
+    size_t tail = tail_start(n, d);
+    return all_bytes((const uint8_t *)b + n, canary_end(n, d) - n, canary_byte) &&
+           all_bytes((const uint8_t *)b + tail, d - FA_TRAILER - tail, canary_byte);
+}
+
+/* A decoded size word is valid: a size the block holds, a form, the check bits of its caller
+ * word, nothing above them. */
+static inline __attribute__((always_inline)) bool word_valid(uintptr_t w, uintptr_t block,
+                                                             size_t room)
+{
+    return w >> FA_WORD_USED_BITS == 0 && word_n(w) <= room - FA_TRAILER &&
+           origin_of(w) <= FA_ORIGIN_NEW_ARRAY &&
+           (w >> FA_WORD_CHECK_SHIFT) == caller_check(*caller_word(block, room));
 }
 
 /* The request size and state a size word records, or SIZE_MAX if the word is damaged. */
@@ -285,16 +364,14 @@ static uintptr_t word_decoded(uintptr_t block, size_t room)
      * reading it, in the underflow check of the block after it (either value is valid). */
     uintptr_t w =
         fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ _fa_list_secret ^ block;
-    return w >> FA_WORD_STATE_BITS <= room - FA_TRAILER && origin_of(w) <= FA_ORIGIN_NEW_ARRAY
-               ? w
-               : SIZE_MAX;
+    return word_valid(w, block, room) ? w : SIZE_MAX;
 }
 
 /* The request size a size word records, freed or not, or SIZE_MAX if the word is damaged. */
 static size_t word_size(uintptr_t block, size_t room)
 {
     uintptr_t w = word_decoded(block, room);
-    return w == SIZE_MAX ? w : w >> FA_WORD_STATE_BITS;
+    return w == SIZE_MAX ? w : word_n(w);
 }
 
 /* A block freed and not handed out again since (in the quarantine or a free list). */
@@ -348,21 +425,45 @@ FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t 
               caller, n, p, made_by[origin]);
 }
 
+/* For a report on the block: where it was allocated (its caller word, if its size word is
+ * valid) and, if it is freed and in this thread's quarantine, where it was freed. */
+static void tell_callers(uintptr_t block, size_t room, bool freed)
+{
+    uintptr_t w =
+        fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ _fa_list_secret ^ block;
+    uintptr_t allocated_by =
+        word_valid(w, block, room) ? *caller_word(block, room) ^ _fa_list_secret : 0;
+    uintptr_t freed_by = 0;
+    fa_heap_t *heap = _fa_heap_tls;
+    struct fa_quarantine *q = freed && heap != &_fa_heap_empty ? heap->quarantine : NULL;
+    for (size_t i = 0; q && i < q->count; i++) {
+        const struct fa_held *held = &q->held[(q->first + i) % FA_QUARANTINE_SLOTS];
+        if ((uintptr_t)held->block == block)
+            freed_by = held->freed_by;
+    }
+    _fa_secure_report_callers(allocated_by, freed_by);
+}
+
 /* A live block's decoded size word (its request and state), or SIZE_MAX if its trailer (size
  * word, canary) is damaged; a freed one is reported as freed again by `caller`. */
 static uintptr_t recorded_word(const char *caller, uintptr_t block, size_t room)
 {
     reading.block = block;
     reading.caller = caller;
+    /* The fault handler runs on this thread: the compiler must keep these stores around the
+     * read, which it sees touching neither. */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     uintptr_t w = word_decoded(block, room);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     reading.block = 0;
     if (w == SIZE_MAX)
         return w;
-    size_t n = w >> FA_WORD_STATE_BITS;
-    if (w & FA_WORD_FREED)
+    size_t n = word_n(w);
+    if (w & FA_WORD_FREED) {
+        tell_callers(block, room, true);
         _fa_double_free(caller, (void *)block, n);
-    size_t end = canary_end(n, room);
-    return all_bytes((const uint8_t *)block + n, end - n, canary_byte) ? w : SIZE_MAX;
+    }
+    return canaries_intact(block, n, room) ? w : SIZE_MAX;
 }
 
 size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller)
@@ -370,7 +471,7 @@ size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *calle
     if (_fa_block_is_free(page, p))
         _fa_double_free(caller, p, claimed_size(page, (uintptr_t)p));
     uintptr_t w = recorded_word(caller, (uintptr_t)p, shape_of(page).room);
-    size_t n = w == SIZE_MAX ? w : w >> FA_WORD_STATE_BITS;
+    size_t n = w == SIZE_MAX ? w : word_n(w);
     if (n == SIZE_MAX)
         report(caller, p, "heap overflow", claimed_size(page, (uintptr_t)p));
     return n;
@@ -387,6 +488,122 @@ static bool fill_intact(uintptr_t block, size_t to)
 static bool free_block_intact(uintptr_t block, struct shape shape)
 {
     return word_size(block, shape.room) != SIZE_MAX && fill_intact(block, shape.fill_end);
+}
+
+/* ---- the neighbours of a block being freed ---- */
+
+/* Every byte is the canary byte or zero (a live block another thread is freeing meanwhile has
+ * its canaries zeroed: either is valid); the common cases, all one or the other, first. */
+static bool canary_or_zero(const uint8_t *p, size_t len)
+{
+    if (all_bytes(p, len, canary_byte) || all_bytes(p, len, 0))
+        return true;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != 0 && p[i] != canary_byte)
+            return false;
+    return true;
+}
+
+/* A link or free mark a free slot may hold: 0 (in a quarantine, or being listed by another
+ * thread), a link to the end or to a block of the page, the page's mark, or for a slot never
+ * handed out (a size word of 0 bytes) the canary of a live 0-byte block. */
+static bool free_head_valid(const fa_page_t *page, uintptr_t link, uintptr_t mark, bool fresh)
+{
+    uintptr_t pattern = 0x0101010101010101ull * canary_byte;
+    fa_block_t *next = fa_link_decode(link);
+    bool link_ok = link == 0 || next == FA_LIST_END || fa_page_has_block(page, (uintptr_t)next) ||
+                   (fresh && link == pattern);
+    return link_ok && (mark == 0 || mark == fa_page_mark(page) || (fresh && mark == pattern));
+}
+
+/* The bytes of [from, to) that also lie in [lo, hi), as canary or zero. */
+static bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
+{
+    lo = lo > from ? lo : from;
+    hi = hi < to ? hi : to;
+    return lo >= hi || canary_or_zero((const uint8_t *)s + lo, hi - lo);
+}
+
+/* The bytes in [from, to) of the slot at s, next to a block being freed by the page's owner,
+ * where a write running off that block lands first (the slot before: its end; the slot after:
+ * its start), are as the slot's size word w says: a live block's canaries, or a free slot's
+ * link, mark and fill. Other threads may free its block meanwhile (fill, then the word with
+ * release: a freed word is read with its fill whole) or list it (link and mark): the states
+ * they pass through are accepted (and slot_check lets a slot whose word changed pass). */
+static bool slot_intact(const fa_page_t *page, uintptr_t s, struct shape shape, uintptr_t w,
+                        size_t from, size_t to)
+{
+    if (!word_valid(w, s, shape.room))
+        return false;
+    size_t n = word_n(w), room = shape.room;
+    if (n && !(w & FA_WORD_FREED))
+        return window_canary_or_zero(s, n, canary_end(n, room), from, to) &&
+               window_canary_or_zero(s, tail_start(n, room), room - FA_TRAILER, from, to);
+    const uintptr_t *head = (const uintptr_t *)s;
+    bool fresh = !(w & FA_WORD_FREED);
+    if (from < sizeof(fa_block_t) && !free_head_valid(page, fa_atomic_load_relaxed(&head[0]),
+                                                      fa_atomic_load_relaxed(&head[1]), fresh))
+        return false;
+    size_t lo = from > sizeof(fa_block_t) ? from : sizeof(fa_block_t);
+    size_t hi = to < shape.fill_end ? to : shape.fill_end;
+    if (lo >= hi)
+        return true;
+    return fresh ? canary_or_zero((const uint8_t *)s + lo, hi - lo)
+                 : all_bytes((const uint8_t *)s + lo, hi - lo, fill_byte);
+}
+
+/* A damaged slot next to a block being freed: one freed (its word valid, saying so) was
+ * written after its free, any other one by an overflow or underflow of the block. */
+enum slot_state { SLOT_INTACT, SLOT_DAMAGED, SLOT_WRITTEN_AFTER_FREE };
+
+static enum slot_state slot_check(const fa_page_t *page, uintptr_t s, struct shape shape,
+                                  size_t from, size_t to)
+{
+    uintptr_t w =
+        fa_atomic_load_acquire((const uintptr_t *)(s + shape.room - 8)) ^ _fa_list_secret ^ s;
+    if (slot_intact(page, s, shape, w, from, to))
+        return SLOT_INTACT;
+    /* Its state changed while it was read (another thread freed it, or listed it once out of
+     * its quarantine: a link and mark over the first bytes of a block read as live): the
+     * damage seen is that thread's writes. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if ((fa_atomic_load_acquire((const uintptr_t *)(s + shape.room - 8)) ^ _fa_list_secret ^ s) !=
+        w)
+        return SLOT_INTACT;
+    bool valid = word_valid(w, s, shape.room);
+    return valid && (w & FA_WORD_FREED) ? SLOT_WRITTEN_AFTER_FREE : SLOT_DAMAGED;
+}
+
+/* An overflow that jumps a block's own canaries lands in the slot after it, an underflow in
+ * the slot before (its tail canary, then its size word): both are checked at the free, by the
+ * page's owner (only the owner hands blocks out). */
+static void check_neighbours(const fa_page_t *page, uintptr_t b, struct shape shape,
+                             const char *caller, size_t n)
+{
+    size_t d = page->block_size;
+    /* The last FA_CANARY_SPAN bytes before the slot's size word, its first as many. */
+    size_t end = shape.room - 8, near = end > FA_CANARY_SPAN ? end - FA_CANARY_SPAN : 0;
+    enum slot_state before =
+        b != page->start ? slot_check(page, b - d, shape, near, end) : SLOT_INTACT;
+    /* The slot after the last one provisioned is zero in a page taken clean. */
+    size_t next = (b + d - page->start) / d;
+    enum slot_state after =
+        next < page->capacity ? slot_check(page, b + d, shape, 0, FA_CANARY_SPAN)
+        : next < page->reserved && page->fresh &&
+                !all_bytes((const uint8_t *)b + d, FA_CANARY_SPAN < end ? FA_CANARY_SPAN : end, 0)
+            ? SLOT_DAMAGED
+            : SLOT_INTACT;
+    if (before == SLOT_WRITTEN_AFTER_FREE || after == SLOT_WRITTEN_AFTER_FREE) {
+        uintptr_t s = before == SLOT_WRITTEN_AFTER_FREE ? b - d : b + d;
+        tell_callers(s, shape.room, true);
+        report(caller, (void *)s, "write after free", claimed_size(page, s));
+    }
+    if (before != SLOT_INTACT || after != SLOT_INTACT)
+        tell_callers(b, shape.room, false);
+    if (before != SLOT_INTACT)
+        report(caller, (void *)b, "heap underflow (into the block before it)", n);
+    if (after != SLOT_INTACT)
+        report(caller, (void *)b, "heap overflow (into the block after it)", n);
 }
 
 /* ---- allocation ---- */
@@ -417,7 +634,8 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
         memset((void *)b, fill_byte, shape.fill_end);
-        *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0, 0);
+        *caller_word(b, shape.room) = 0;
+        *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0, 0, 0);
     }
     /* The page's first block is never handed out: its trailer guards the second block's
      * start, so an underflow of any block is seen whatever the random order put first. */
@@ -461,9 +679,11 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     uintptr_t b = (uintptr_t)block;
     size_t d = shape.room;
     block->link = block->mark = 0; /* no encoded link shown to the program */
-    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
+    canaries_set(b, n, d);
+    uintptr_t stored = _fa_secure_caller ^ _fa_list_secret;
+    *caller_word(b, d) = stored;
     *(uintptr_t *)(b + d - 8) =
-        size_word(b, n, (uintptr_t)_fa_secure_origin << FA_WORD_ORIGIN_SHIFT);
+        size_word(b, n, (uintptr_t)_fa_secure_origin << FA_WORD_ORIGIN_SHIFT, stored);
     return block;
 }
 
@@ -475,8 +695,8 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
         return false;
     uintptr_t b = (uintptr_t)p;
     uintptr_t origin = origin_of(word_decoded(b, d)); /* checked by the caller */
-    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
-    *(uintptr_t *)(b + d - 8) = size_word(b, n, origin << FA_WORD_ORIGIN_SHIFT);
+    canaries_set(b, n, d);
+    *(uintptr_t *)(b + d - 8) = size_word(b, n, origin << FA_WORD_ORIGIN_SHIFT, *caller_word(b, d));
     return true;
 }
 
@@ -552,27 +772,38 @@ static inline __attribute__((always_inline)) void check_quarantined(const struct
     uintptr_t b = (uintptr_t)block;
     if ((block->link | block->mark) != 0 ||
         (whole &&
-         !(is_big(page) ? fill_intact(b, FA_OS_PAGE) : free_block_intact(b, shape_of(page)))))
+         !(is_big(page) ? fill_intact(b, FA_OS_PAGE) : free_block_intact(b, shape_of(page))))) {
         /* A big block's size word may be inaccessible here: its room is said. */
+        if (!is_big(page))
+            tell_callers(b, shape_of(page).room, true);
         report(caller, block, "write after free",
                is_big(page) ? shape_of(page).room - FA_TRAILER : claimed_size(page, b));
+    }
 }
 
 /* A big block in the quarantine is inaccessible past its first page (on), so that a read or
  * write after free there faults at once (secure_guard.c reports it); accessible again (off)
  * when it leaves. Its first page holds the link and mark and the fill, checked as any block's.
  * Two mprotect calls for each free of a big block: 2.9 times the CPU time of the bench's
- * churn-wide (a block in 15 is big there); FITALLOC_SECURE_PROTECT=0 leaves them out. */
+ * churn-wide (a block in 15 is big there); FITALLOC_SECURE_PROTECT=0 leaves them out. The
+ * quarantine counts FA_BIG_HELD bytes for it. */
 static void protect_held(const fa_page_t *page, fa_block_t *block, bool on)
 {
     if (!is_big(page) || !protect_big)
         return;
     char *from = (char *)block + FA_OS_PAGE;
     size_t len = shape_of(page).room - FA_OS_PAGE;
-    if (on)
+    if (on) {
         _fa_os_protect(from, len);
-    else
+    } else {
         _fa_os_unprotect(from, len);
+    }
+}
+
+/* The memory a block in the quarantine holds (protect_held). */
+static size_t held_bytes(const fa_page_t *page)
+{
+    return is_big(page) && protect_big ? FA_BIG_HELD : page->block_size;
 }
 
 /* The oldest block leaves the quarantine: its first 16 bytes, where the free list is about to
@@ -582,7 +813,7 @@ static void release_oldest(struct fa_quarantine *q)
     struct fa_held *held = &q->held[q->first];
     q->first = (q->first + 1) % FA_QUARANTINE_SLOTS;
     q->count--;
-    q->bytes -= held->page->block_size;
+    q->bytes -= held_bytes(held->page);
     protect_held(held->page, held->block, false);
     check_quarantined(held, "free", false);
     _fa_free_block(held->page, held->block);
@@ -620,27 +851,27 @@ void _fa_secure_flush(fa_heap_t *heap)
 void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
 {
     uintptr_t b = (uintptr_t)p;
-    size_t d = page->block_size;
     struct shape shape = shape_of(page);
     uintptr_t w = recorded_word(caller, b, shape.room);
-    if (w == SIZE_MAX)
+    if (w == SIZE_MAX) {
+        tell_callers(b, shape.room, false);
         report(caller, p, "heap overflow", claimed_size(page, b));
-    size_t n = w >> FA_WORD_STATE_BITS;
-    if (origin_of(w) != release_origin(caller))
+    }
+    size_t n = word_n(w);
+    if (origin_of(w) != release_origin(caller)) {
+        tell_callers(b, shape.room, false);
         report_mismatch(caller, p, n, origin_of(w));
+    }
     fa_heap_t *heap = _fa_heap_tls;
-    /* An underflow crosses the size word of the block before first; only the page's owner
-     * reads it (only the owner hands blocks out, so no other thread writes a live block's
-     * word: the word of a block another thread frees meanwhile stays valid). */
-    bool owner = fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap;
-    /* A big block follows a guard page, and the block before may be inaccessible. */
-    if (owner && b != page->start && !is_big(page) && word_size(b - d, shape.room) == SIZE_MAX)
-        report(caller, p, "heap underflow (into the block before it)", n);
+    /* A big block is alone in its page, between closed memory. */
+    if (!is_big(page) && fa_owner_heap(fa_atomic_load_relaxed(&page->owner)) == heap)
+        check_neighbours(page, b, shape, caller, n);
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
     set_bytes((uint8_t *)p, shape.fill_end, fill_byte);
-    fa_atomic_store_relaxed((uintptr_t *)(b + shape.room - 8), size_word(b, n, FA_WORD_FREED));
+    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8),
+                            size_word(b, n, FA_WORD_FREED, *caller_word(b, shape.room)));
     fa_block_t *block = p;
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
@@ -653,12 +884,14 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
         fa_atomic_add_relaxed(&holding, 1);
     /* The newest block always stays, however big: it must not be the next one handed out. */
     size_t limit = quarantine_limit();
-    while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + d > limit))
+    size_t held = held_bytes(page);
+    while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + held > limit))
         release_oldest(q);
     protect_held(page, block, true);
-    q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] = (struct fa_held){block, page};
+    q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] =
+        (struct fa_held){block, page, _fa_secure_caller};
     q->count++;
-    q->bytes += d;
+    q->bytes += held;
 }
 
 /* At exit: blocks still in the quarantine must be as they were freed. */

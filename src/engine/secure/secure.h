@@ -33,9 +33,12 @@ void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
 /* Guard pages are made (the kernel's page is FA_OS_PAGE): the SIGSEGV hook installed. */
 extern bool _fa_secure_guards;
 void _fa_secure_guard_init(void);
-/* A page taking another size class than it served before: if big, a guard page at the end of
- * each block, up to `end` (a page taking its former class again has them). */
+/* A page taking another size class than it served before: if big, closed up to `end` but its
+ * blocks' room (a page taking its former class again is as it was). */
 void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
+/* A page is about to provision blocks: a small or medium page's whole room opened at its first
+ * batch (false: out of memory). */
+bool _fa_secure_provision(fa_page_t *page);
 
 /* secure_zero.c: malloc(0) in secure mode */
 void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
@@ -57,6 +60,17 @@ void _fa_secure_report_init(void); /* reports print the stack (report_stack.c) *
  * checks it against the form that frees it. */
 enum { FA_ORIGIN_MALLOC, FA_ORIGIN_NEW, FA_ORIGIN_NEW_ARRAY };
 extern __thread uint8_t _fa_secure_origin __attribute__((tls_model("initial-exec")));
+/* Where the program called the allocation function it is in: its return address, set by the
+ * secure library's entry points (override/), kept in a block's caller word at malloc and in
+ * the quarantine at free (secure.c), named in reports (report_stack.c). */
+#ifdef FA_SECURE_BUILD
+extern __thread uintptr_t _fa_secure_caller __attribute__((tls_model("initial-exec")));
+#define FA_SECURE_CALLER() (_fa_secure_caller = (uintptr_t)__builtin_return_address(0))
+#else
+#define FA_SECURE_CALLER() ((void)0)
+#endif
+/* The block a report is about: where it was allocated and freed (0: not known). */
+void _fa_secure_report_callers(uintptr_t allocated_by, uintptr_t freed_by);
 
 /* bounds.c: checked copies (secure mode) */
 /* A copy of len bytes to dst, made by caller ("memcpy", ...): stop with a report if dst lies in

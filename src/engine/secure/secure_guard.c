@@ -1,20 +1,25 @@
 /* Secure mode's guard pages, and the report of an access that lands in one.
  *
- * Every segment set up in secure mode has an inaccessible page at the end of each of its pages
- * and one before its first page (the header's last page, which holds no descriptor):
+ * A secure segment is closed (inaccessible) past its header when it is mapped (segment.c);
+ * only the memory of the blocks its pages provision is opened:
  *
  *   | header | guard | page 0 ... | guard | page 1 ... | guard | ... | page n ... | guard |
  *
- * so a linear write running past the blocks of a page, forwards or backwards (a runaway copy,
- * a loop over a wrong length), faults before it reaches the next page. A page serves no block
- * in its guard (page.c: `reserved`). The guards are set when the segment is registered (a
- * segment of another kind coming back from the cold list loses its former ones); purging
- * leaves them (madvise keeps a page's protection). A big page (blocks of 128 to 512 KiB) also
- * ends each of its blocks in a guard page, set when the page takes its size class (secure.c
- * keeps the trailer before it): a big block then has a guard page on each side. Large blocks
- * have their own guards (secure.c), as does malloc(0) (secure_zero.c). Kernels with pages
- * larger than 4 KiB (some aarch64 ones) get none (_fa_secure_guards): a 4 KiB mprotect there
- * would round up over blocks.
+ * A small or medium page opens its blocks' room whole when it provisions its first ones, up to
+ * the guard page ending it (it never serves a block there: page.c's `reserved`); so a linear
+ * write running past the blocks of a page, forwards or backwards (a runaway copy, a loop over a
+ * wrong length), faults before it reaches the next page, and pages not taken yet stay closed:
+ * a write 1 MiB past a small or medium block lands 16 or 2 pages further, closed unless the
+ * program uses that many. A page of big blocks (128 to 512 KiB, 2 MiB pages) serves only the
+ * blocks that leave 1 MiB of it closed after the last one (`big_page_far`, page.c: 2 to 6
+ * blocks, the first held back), their room opened when the page takes its size class, each up
+ * to the guard page its last page is: a write up to 1 MiB past a big block faults, whatever the
+ * program holds (address space, not memory), but from the second 512 KiB block of a segment's
+ * first page (the header shortens it). A page taking another size class is closed again
+ * first; one taking its former class again is as it was. Large blocks have their own guards
+ * (secure.c), as does malloc(0) (secure_zero.c). Kernels with pages larger than 4 KiB (some
+ * aarch64 ones) get none (_fa_secure_guards): a 4 KiB mprotect there would round up over
+ * blocks.
  *
  * A fault in a guard, in a quarantined big or large block or in malloc(0)'s region reaches
  * guard_fault through the SIGSEGV handler of platform/fault.c; it reports it with
@@ -88,6 +93,21 @@ static void big_block_fault(fa_segment_t *seg, size_t index, uintptr_t a)
     }
 }
 
+/* Memory of a page that no block holds: not provisioned, or what follows a big page's block
+ * (all closed). Reported with the last block before it in its page, if any. */
+FA_REPORT static void report_closed(fa_segment_t *seg, size_t index, uintptr_t a)
+{
+    uintptr_t first, last;
+    uint32_t size;
+    const char *what = "fitalloc: heap overflow or underflow into closed memory at";
+    if (page_blocks(seg, index, &first, &last, &size) && a >= first) {
+        uintptr_t b = a >= last ? last : first + (a - first) / size * size;
+        _fa_fatal("%s %p, %zu bytes past the %u-byte block at %p\n", what, (void *)a,
+                  (size_t)(a - b - size), size, (void *)b);
+    }
+    _fa_fatal("%s %p, in a page that serves no block\n", what, (void *)a);
+}
+
 /* An access fault at a: reported (no return) if it is secure mode's, else false. */
 static bool guard_fault(uintptr_t a)
 {
@@ -111,7 +131,7 @@ static bool guard_fault(uintptr_t a)
         report_page_guard(seg, a, index);
     if (seg->kind == FA_SEG_BIG)
         big_block_fault(seg, index, a);
-    return false;
+    report_closed(seg, index, a);
 }
 
 bool _fa_secure_guards;
@@ -126,16 +146,10 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
 {
     if (!_fa_secure_guards)
         return;
-    size_t first = _fa_segment_first_offset(seg->kind);
-    FA_ASSERT(fa_align_up(fa_segment_index_offset(seg) + FA_SEG_INDEX_SIZE, FA_OS_PAGE) <=
-              first - FA_OS_PAGE);
-    char *base = (char *)seg;
-    /* A cold segment may come back as another kind: its former guards go first. */
-    _fa_os_unprotect(base + FA_OS_PAGE, FA_SEG_SIZE - FA_OS_PAGE);
-    _fa_os_protect(base + first - FA_OS_PAGE, FA_OS_PAGE);
-    size_t page_size = (size_t)1 << seg->page_shift;
-    for (size_t i = 0; i < seg->page_count; i++)
-        _fa_os_protect(base + (i + 1) * page_size - FA_OS_PAGE, FA_OS_PAGE);
+    /* Closed past its header already (segment.c): its guard pages are memory never opened.
+     * Its pages open their own blocks' memory (_fa_secure_provision), not the core's
+     * boundary. */
+    seg->opened = FA_SEG_SIZE;
     seg->by_mode = 1;
     /* Again for each segment: the program may have put its own handler in ours' place. */
     _fa_os_fault_hook(guard_fault);
@@ -145,7 +159,16 @@ void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end)
 {
     if (!_fa_secure_guards || fa_bin_kind(page->bin) != FA_SEG_BIG)
         return;
-    _fa_os_unprotect((void *)page->start, end - page->start); /* the guards of a former class */
-    for (size_t i = 1; i <= page->reserved; i++)
-        _fa_os_protect((void *)(page->start + i * page->block_size - FA_OS_PAGE), FA_OS_PAGE);
+    _fa_os_protect((void *)page->start, end - page->start);
+    for (size_t i = 0; i < page->reserved; i++)
+        if (!_fa_os_commit((void *)(page->start + i * page->block_size),
+                           page->block_size - FA_OS_PAGE))
+            page->reserved = (uint16_t)i; /* out of memory: no block past it */
+}
+
+bool _fa_secure_provision(fa_page_t *page)
+{
+    return fa_bin_kind(page->bin) == FA_SEG_BIG || page->capacity ||
+           _fa_os_commit((void *)page->start,
+                         fa_align_up((size_t)page->reserved * page->block_size, FA_OS_PAGE));
 }
