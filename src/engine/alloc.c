@@ -6,6 +6,7 @@
 #include "fitalloc-trace.h"
 #include "engine/fastpath.h"
 #include "engine/size_class.h"
+#include "profile/profile.h"
 
 /* The core's malloc past the fast paths (common/mode.h): the thread's heap, made at its first
  * call, then a page of the class, or a large block. */
@@ -52,14 +53,25 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
                                           : &_fa_page_empty;
     /* The page's `free` ran out: its own frees become the blocks to pop. And the sizes above
      * the direct slots pop as the inline fast path does, through their class's page: an empty
-     * heap's, a slow page's and an empty list's slot says NULL. */
-    if (page->free == FA_LIST_END && page->local != FA_LIST_END)
+     * heap's, a slow page's and an empty list's slot says NULL. With the heap profiler on, a
+     * list is counted as it is handed to the fast path (profile_pages.c). */
+    if (page->free == FA_LIST_END && page->local != FA_LIST_END) {
+        if (fa_unlikely(_fa_profiling))
+            return _fa_malloc_profiled(n, heap);
         fa_page_take_local(page);
+    }
     if (n > FA_DIRECT_MAX || page->free != FA_LIST_END) {
         fa_block_t *block = fa_direct_pop(page);
         if (fa_likely(block != NULL))
             return block;
     }
+    if (fa_unlikely(_fa_profiling))
+        return _fa_malloc_profiled(n, heap);
+    return _fa_malloc_slow(n, heap);
+}
+
+void *_fa_malloc_slow(size_t n, fa_heap_t *heap)
+{
     /* A thread's first call starts the process first: that decides whether it is traced. */
     if (fa_unlikely(heap == &_fa_heap_empty))
         _fa_process_init();
@@ -138,8 +150,15 @@ void *_fa_realloc(void *p, size_t n)
     }
     if (!secure && large && n > FA_CLASS_MAX) {
         void *q = _fa_large_realloc(seg, n);
-        if (q)
+        if (q) {
+            /* Moved or resized: for the profiler, a free and a new allocation. */
+            if (fa_unlikely(_fa_profiling)) {
+                _fa_profile_forget(p);
+                if (fa_profile_charge(n))
+                    _fa_profile_record(q, n);
+            }
             return q;
+        }
     }
     void *q = fa_malloc_inline(n);
     if (!q)

@@ -1,6 +1,7 @@
 /* free: the out-of-line half (the fast path is in fastpath.h). */
 #include "engine/fastpath.h"
 #include "engine/mesh.h"
+#include "profile/profile.h"
 #include "platform/atomic.h"
 
 __attribute__((noinline)) void _fa_free_reached_zero(fa_page_t *page)
@@ -93,6 +94,8 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
             _fa_bad_pointer(caller, p);
         if (fa_secure_marked(seg))
             _fa_secure_large_check(seg, caller, size);
+        if (fa_unlikely(_fa_profiling))
+            _fa_profile_forget(p);
         _fa_large_free(seg);
         _fa_purge_start_point();
         return;
@@ -108,6 +111,9 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
     if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
+    /* A page holding a block the profiler sampled sends every free here (profile_pages.c). */
+    if (fa_unlikely(_fa_profiling) && _fa_profile_forget(p))
+        fa_atomic_sub_relaxed(&page->prof_sampled, 1);
     if (fa_secure_marked(page))
         _fa_secure_free(page, p, caller, size);
     else if (!_fa_guard_free(page, p))

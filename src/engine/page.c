@@ -52,6 +52,8 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     fa_atomic_store_relaxed(&page->xfree, 0);
     page->secure = _fa_secure;
     page->slow = _fa_secure || _fa_tracing;
+    page->prof_slow = page->prof_armed = 0;
+    fa_atomic_store_relaxed(&page->prof_sampled, 0);
     fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
     fa_page_set_thread(page, heap->thread);
 }

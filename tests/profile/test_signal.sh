@@ -1,0 +1,19 @@
+# FITALLOC_PROFILE_SIGNAL=SIGUSR2 while 4 threads allocate (signal.c): each signal writes
+# PREFIX.<pid>.<n>.heap from an allocation's slow path, not from the handler; both files are
+# written whole (google-pprof reads them, and names the threads' function), the program
+# neither crashes nor loses its threads' work, and the exit profile is empty (all freed).
+# ctest labels: threads
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+compile "$WORK/signal" "$PROFILE_TESTS/signal.c"
+FITALLOC_PROFILE_RATE=64K FITALLOC_PROFILE_SIGNAL=SIGUSR2 profiled "$WORK/s" "$WORK/signal" ||
+    { cat "$WORK/err" >&2; fail "the program failed"; }
+for n in 1 2; do
+    file=$(ls "$WORK"/s.*."$n".heap) || fail "no file for signal $n"
+    google-pprof --text "$WORK/signal" "$file" 2>/dev/null | awk '$6 == "worker" && $4 > 0' | grep -q . ||
+        fail "signal $n: google-pprof shows no bytes under worker in $file"
+    tail -n 1 "$file" | grep -q '\[vsyscall\]\|\[stack\]\|\[vdso\]\|/' || fail "signal $n: the maps section is cut short"
+done
+head -n 1 "$WORK"/s.*.exit.heap | grep -q '^heap profile: 0: 0 \[' ||
+    fail "the exit profile is not empty: $(head -n 1 "$WORK"/s.*.exit.heap)"
+echo "two signal dumps read back; exit profile empty"
