@@ -83,7 +83,8 @@ void *_fa_malloc_profiled(size_t n, fa_heap_t *heap)
     if (page->free != FA_LIST_END) /* a bad link at the list's head: reported there */
         return _fa_malloc_slow(n, heap);
     bool armed = page->prof_armed;
-    page->prof_armed = 0;
+    if (armed) /* never the shared empty page, which threads' new heaps point at */
+        page->prof_armed = 0;
     uint64_t placed = page->placed;
     fa_block_t *block;
     fa_page_t *from = page;

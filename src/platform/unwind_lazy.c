@@ -22,8 +22,13 @@ const char *_fa_os_unwinder_load(void)
 {
     if (loaded)
         return loaded;
-    void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-    void *walk = lib ? dlsym(lib, "unw_backtrace") : NULL;
+    void *lib = NULL, *walk = NULL;
+#ifndef __SANITIZE_THREAD__
+    /* Not under ThreadSanitizer: libunwind's thread-exit destructor locks a mutex after the
+     * sanitizer has let go of the thread, and faults in its interceptor. */
+    lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    walk = lib ? dlsym(lib, "unw_backtrace") : NULL;
+#endif
     if (walk) {
         unw_backtrace_fn = (int (*)(void **, int))walk;
         return loaded = "libunwind.so.8";
