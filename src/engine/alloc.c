@@ -5,12 +5,13 @@
 
 #include "fitalloc-trace.h"
 #include "engine/fastpath.h"
+#include "engine/mode_pages.h"
 #include "engine/size_class.h"
 #include "profile/profile.h"
 
 /* The core's malloc past the fast paths (common/mode.h): the thread's heap, made at its first
  * call, then a page of the class, or a large block. */
-static void *core_malloc(size_t n)
+void *_fa_core_malloc(size_t n)
 {
     fa_heap_t *heap = _fa_heap_tls;
     if (fa_unlikely(heap == &_fa_heap_empty)) {
@@ -46,6 +47,34 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
     return _fa_mode->malloc(n);
 }
 
+/* malloc past its page's lists: the thread's heap, a new page, a large block, the mode. */
+static inline __attribute__((always_inline)) void *malloc_slow(size_t n, fa_heap_t *heap)
+{
+    /* A thread's first call starts the process first: that decides whether it is traced. */
+    if (fa_unlikely(heap == &_fa_heap_empty))
+        _fa_process_init();
+    /* Every malloc of a traced process comes here: its pages are slow. */
+    return FA_TRACED(void *, malloc_generic(n, heap), FA_TRACE_MALLOC, n, 0, NULL, traced);
+}
+
+/* With the heap profiler on, a list is counted as it is handed to the fast path
+ * (profile_pages.c): from the page's own frees, else from the slow path. */
+static FA_COLD void *malloc_profiled(size_t n, fa_heap_t *heap)
+{
+    _fa_profile_safe_point();
+    /* A thread's first call, large blocks (large.c counts them) and the lab (lab_api.c). */
+    if (heap == &_fa_heap_empty || n > FA_CLASS_MAX)
+        return malloc_slow(n, heap);
+    bool armed;
+    fa_block_t *block = _fa_profile_take_local(heap, n, &armed);
+    if (block)
+        return block;
+    block = malloc_slow(n, heap);
+    if (block)
+        _fa_profile_served(n, block, armed);
+    return block;
+}
+
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
 {
     fa_page_t *page = n <= FA_DIRECT_MAX  ? heap->direct[n]
@@ -57,7 +86,7 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
      * list is counted as it is handed to the fast path (profile_pages.c). */
     if (page->free == FA_LIST_END && page->local != FA_LIST_END) {
         if (fa_unlikely(_fa_profiling))
-            return _fa_malloc_profiled(n, heap);
+            return malloc_profiled(n, heap);
         fa_page_take_local(page);
     }
     if (n > FA_DIRECT_MAX || page->free != FA_LIST_END) {
@@ -66,17 +95,8 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
             return block;
     }
     if (fa_unlikely(_fa_profiling))
-        return _fa_malloc_profiled(n, heap);
-    return _fa_malloc_slow(n, heap);
-}
-
-void *_fa_malloc_slow(size_t n, fa_heap_t *heap)
-{
-    /* A thread's first call starts the process first: that decides whether it is traced. */
-    if (fa_unlikely(heap == &_fa_heap_empty))
-        _fa_process_init();
-    /* Every malloc of a traced process comes here: its pages are slow. */
-    return FA_TRACED(void *, malloc_generic(n, heap), FA_TRACE_MALLOC, n, 0, NULL, traced);
+        return malloc_profiled(n, heap);
+    return malloc_slow(n, heap);
 }
 
 /* The usable size of the block p starts, with its segment and (small and medium) page. */
@@ -94,7 +114,8 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
             _fa_bad_pointer(caller, p);
         return seg->large_usable;
     }
-    return fa_secure_marked(page) ? _fa_secure_usable(page, p, caller) : page->block_size;
+    const struct fa_mode_pages *own = fa_mode_pages_of(page);
+    return own ? own->usable(page, p, caller) : page->block_size;
 }
 
 void *_fa_calloc(size_t count, size_t size)
@@ -110,6 +131,31 @@ void *_fa_calloc(size_t count, size_t size)
     if (p)
         memset(p, 0, total);
     return p;
+}
+
+/* realloc of one of the core's blocks without a move where it can: the block kept when the new
+ * size fits and does not waste more than half of it, or a large block's mapping resized; NULL:
+ * it moves. */
+static void *resize_in_place(fa_segment_t *seg, void *p, size_t n, size_t usable, bool large)
+{
+    /* A large block in a reused bigger mapping counts its request, not the slack after it,
+     * so that a buffer growing into that slack is not taken for a shrink and trimmed. */
+    size_t held = large ? usable - seg->large_slack : usable;
+    if (n <= usable && (n >= held / 2 || usable <= 64)) {
+        if (large && n > held)
+            _fa_large_grew_in_place(seg, n);
+        return p;
+    }
+    if (!large || n <= FA_CLASS_MAX)
+        return NULL;
+    void *q = _fa_large_realloc(seg, n);
+    /* Moved or resized: for the profiler, a free and a new allocation. */
+    if (fa_unlikely(_fa_profiling) && q) {
+        _fa_profile_forget(p);
+        if (fa_profile_charge(n))
+            _fa_profile_record(q, n);
+    }
+    return q;
 }
 
 void *_fa_realloc(void *p, size_t n)
@@ -129,38 +175,11 @@ void *_fa_realloc(void *p, size_t n)
     bool large = seg->kind == FA_SEG_LARGE;
     if (!large && (fa_guard_holds(page, p) || _fa_block_is_free(page, p)))
         _fa_double_free("realloc", p, usable);
-    /* Keep the block when the new size fits and does not waste more than half of it. A secure
-     * block records the size asked for: it stays when its trailer still fits. */
-    bool secure = large ? fa_secure_marked(seg) : fa_secure_marked(page);
-    if (FA_SECURE_BUILT && secure && !large && _fa_secure_resize(page, p, n))
-        return p;
-    if (FA_SECURE_BUILT && secure && large && _fa_secure_is_large(n)) {
-        _fa_secure_large_check(seg, "realloc", 0);
-        void *q = _fa_secure_large_realloc(seg, n);
-        if (q)
-            return q;
-    }
-    /* A large block in a reused bigger mapping counts its request, not the slack after it,
-     * so that a buffer growing into that slack is not taken for a shrink and trimmed. */
-    size_t held = large ? usable - seg->large_slack : usable;
-    if (!secure && n <= usable && (n >= held / 2 || usable <= 64)) {
-        if (large && n > held)
-            _fa_large_grew_in_place(seg, n);
-        return p;
-    }
-    if (!secure && large && n > FA_CLASS_MAX) {
-        void *q = _fa_large_realloc(seg, n);
-        if (q) {
-            /* Moved or resized: for the profiler, a free and a new allocation. */
-            if (fa_unlikely(_fa_profiling)) {
-                _fa_profile_forget(p);
-                if (fa_profile_charge(n))
-                    _fa_profile_record(q, n);
-            }
-            return q;
-        }
-    }
-    void *q = fa_malloc_inline(n);
+    const struct fa_mode_pages *own = large ? fa_mode_pages_of(seg) : fa_mode_pages_of(page);
+    void *q = own ? own->realloc(seg, page, p, n) : resize_in_place(seg, p, n, usable, large);
+    if (q)
+        return q;
+    q = fa_malloc_inline(n);
     if (!q)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
@@ -176,12 +195,3 @@ size_t _fa_usable_size_generic(const void *p)
         return _fa_mode->usable_size(p);
     return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
 }
-
-/* The core's own mode: no blocks outside its segments, nothing more to do at a thread's end or
- * a fork (process/ does the core's part). */
-const struct fa_mode_ops _fa_core_mode = {
-    .malloc = core_malloc,
-    .aligned = _fa_core_aligned,
-    .large = _fa_large_alloc,
-    .stats_print = _fa_stats_print,
-};

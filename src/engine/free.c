@@ -1,6 +1,7 @@
 /* free: the out-of-line half (the fast path is in fastpath.h). */
 #include "engine/fastpath.h"
 #include "engine/mesh.h"
+#include "engine/mode_pages.h"
 #include "profile/profile.h"
 #include "platform/atomic.h"
 
@@ -92,8 +93,9 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
             _fa_bad_pointer(caller, p);
-        if (fa_secure_marked(seg))
-            _fa_secure_large_check(seg, caller, size);
+        const struct fa_mode_pages *own = fa_mode_pages_of(seg);
+        if (own)
+            own->large_check(seg, caller, size);
         if (fa_unlikely(_fa_profiling))
             _fa_profile_forget(p);
         _fa_large_free(seg);
@@ -114,8 +116,9 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     /* A page holding a block the profiler sampled sends every free here (profile_pages.c). */
     if (fa_unlikely(_fa_profiling) && _fa_profile_forget(p))
         fa_atomic_sub_relaxed(&page->prof_sampled, 1);
-    if (fa_secure_marked(page))
-        _fa_secure_free(page, p, caller, size);
+    const struct fa_mode_pages *own = fa_mode_pages_of(page);
+    if (own)
+        own->free(page, p, caller, size);
     else if (!_fa_guard_free(page, p))
         _fa_free_block(page, p);
 }

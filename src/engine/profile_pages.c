@@ -1,5 +1,6 @@
 /* The heap profiler in the core's pages (profile/profile.h): with FITALLOC_PROFILE on, every
- * malloc that leaves the inline fast path comes here, and the fast paths stay as they are.
+ * malloc that leaves the inline fast path passes here (alloc.c), and the fast paths stay as
+ * they are.
  *
  * The fast path pops a page's free list without counting. So each list is counted when it is
  * handed to the fast path (its blocks charged to the thread's distance to its sample point at
@@ -33,19 +34,22 @@ static void record(fa_heap_t *heap, fa_block_t *block)
     }
 }
 
-/* The fast path is about to pop the head page's free list, `length` blocks (SIZE_MAX: not
- * known): charge them, cutting the list at the sample point when it lies within. */
-static void hand_over(fa_heap_t *heap, fa_page_t *page, size_t length)
+/* The fast path is about to pop the head page's free list: charge the blocks put there since
+ * the last count (`placed` counts them, no walk), but for the one just popped, which the
+ * caller charged; when the sample point lies within, cut the list there (a walk to it). */
+static void hand_over(fa_heap_t *heap, fa_page_t *page)
 {
     if (page->prof_slow && !fa_atomic_load_acquire(&page->prof_sampled)) {
         page->prof_slow = 0;
         fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
         fa_page_set_thread(page, heap->thread);
     }
+    uint64_t fresh = page->placed - page->prof_placed;
+    fresh -= fresh > 0;
+    page->prof_placed = page->placed;
     size_t size = page->block_size;
     size_t before = fa_profile_blocks_before_sample(size);
-    if (length == SIZE_MAX || length > before) {
-        /* Walk to the sample point, or to the list's end if that comes first. */
+    if (fresh > before && page->pinned) {
         size_t walked = 0;
         fa_block_t *last = NULL, *b = page->free;
         while (walked < before && b != FA_LIST_END && fa_page_has_block(page, (uintptr_t)b)) {
@@ -53,7 +57,7 @@ static void hand_over(fa_heap_t *heap, fa_page_t *page, size_t length)
             b = fa_link_decode(b->link);
             walked++;
         }
-        if (b != FA_LIST_END && fa_page_has_block(page, (uintptr_t)b) && page->pinned) {
+        if (b != FA_LIST_END && fa_page_has_block(page, (uintptr_t)b)) {
             /* b is the block at the sample point: it and the blocks after it go to `local`.
              * The pin keeps `used` above 0 meanwhile. */
             fa_block_t *kept = last ? page->free : FA_LIST_END;
@@ -62,52 +66,52 @@ static void hand_over(fa_heap_t *heap, fa_page_t *page, size_t length)
             page->free = b;
             _fa_page_give_up_free(page);
             page->free = kept;
+            page->prof_placed = page->placed;
             page->prof_armed = 1;
             fa_profile_charge((walked + 1) * size); /* through the point: the next one drawn */
             return;
         }
-        /* The list ends first, or a link is bad (the fast path reports it): charge what was
-         * walked, and the rest of an unknown list when it ends past it, uncut. */
-        length = b == FA_LIST_END ? walked : fa_page_count(page);
+        /* The list ends first (blocks counted before stood in front), or a link is bad (the
+         * fast path reports it): charge it uncut. */
     }
-    fa_profile_charge(length * size);
+    fa_profile_charge(fresh * size);
 }
 
-void *_fa_malloc_profiled(size_t n, fa_heap_t *heap)
+/* A block the thread's malloc took from its slot's page (NULL: the shared empty page's slot, a
+ * slow page): charged, or the sample when the point came; then the page's list is handed over. */
+static void served(fa_heap_t *heap, size_t n, fa_page_t *page, fa_block_t *block, bool armed)
 {
-    _fa_profile_safe_point();
-    /* A thread's first call, large blocks (large.c counts them) and the lab (lab_api.c). */
-    if (heap == &_fa_heap_empty || n > FA_CLASS_MAX)
-        return _fa_malloc_slow(n, heap);
-    fa_page_t *page = slot_page(heap, n);
-    if (page->free != FA_LIST_END) /* a bad link at the list's head: reported there */
-        return _fa_malloc_slow(n, heap);
-    bool armed = page->prof_armed;
-    if (armed) /* never the shared empty page, which threads' new heaps point at */
-        page->prof_armed = 0;
-    uint64_t placed = page->placed;
-    fa_block_t *block;
-    fa_page_t *from = page;
-    size_t length = SIZE_MAX;
-    if (page->local != FA_LIST_END) {
-        fa_page_take_local(page);
-        block = fa_page_pop(page);
-        length = (size_t)(page->placed - placed - 1);
-    } else {
-        block = _fa_malloc_slow(n, heap);
-        if (!block)
-            return NULL;
-        from = slot_page(heap, n);
-        if (from == &_fa_page_empty) {
-            /* A slow page (secure mode, tracing): each of its mallocs comes here. */
-            size_t size = fa_bin_size(fa_bin_of(n));
-            if (armed || fa_profile_charge(size))
-                _fa_profile_record(block, size);
-            return block;
-        }
+    if (page == &_fa_page_empty) {
+        /* A slow page (secure mode, tracing): each of its mallocs comes here. */
+        size_t size = fa_bin_size(fa_bin_of(n));
+        if (armed || fa_profile_charge(size))
+            _fa_profile_record(block, size);
+        return;
     }
-    if (armed || fa_profile_charge(from->block_size))
+    if (armed || fa_profile_charge(page->block_size))
         record(heap, block);
-    hand_over(heap, from, length);
+    hand_over(heap, page);
+}
+
+fa_block_t *_fa_profile_take_local(fa_heap_t *heap, size_t n, bool *armed)
+{
+    fa_page_t *page = slot_page(heap, n);
+    *armed = false;
+    if (page->free != FA_LIST_END) /* a bad link at the list's head: the slow path reports it */
+        return NULL;
+    *armed = page->prof_armed;
+    if (*armed) /* never the shared empty page, which threads' new heaps point at */
+        page->prof_armed = 0;
+    if (page->local == FA_LIST_END)
+        return NULL;
+    fa_page_take_local(page);
+    fa_block_t *block = fa_page_pop(page);
+    served(heap, n, page, block, *armed);
     return block;
+}
+
+void _fa_profile_served(size_t n, fa_block_t *block, bool armed)
+{
+    fa_heap_t *heap = _fa_heap_tls;
+    served(heap, n, slot_page(heap, n), block, armed);
 }

@@ -1,6 +1,7 @@
-/* FITALLOC_PROFILE_SIGNAL while threads allocate: 4 threads allocate and free until told to
- * stop, and keep 1,000 blocks each; main sends itself the signal, waits for the file it asks
- * for (PREFIX.<pid>.1.heap, then .2.heap), and exits 0 once both are there (1 after 20 s). */
+/* FITALLOC_PROFILE_SIGNAL while threads allocate: 4 threads keep 1,000 blocks each and go on
+ * freeing and allocating them until told to stop; once all hold their blocks, main sends
+ * itself the signal, waits for the file it asks for (PREFIX.<pid>.1.heap, then .2.heap), and
+ * exits 0 once both are there (1 after 20 s). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,10 +11,14 @@
 #include <unistd.h>
 
 static volatile int stop;
+static pthread_barrier_t holding;
 
 __attribute__((noinline)) static void *worker(void *arg)
 {
-    void *kept[1000] = {0};
+    void *kept[1000];
+    for (int i = 0; i < 1000; i++)
+        kept[i] = malloc(64 + i % 512);
+    pthread_barrier_wait(&holding);
     for (unsigned i = 0; !stop; i++) {
         free(kept[i % 1000]);
         kept[i % 1000] = malloc(64 + i % 512);
@@ -41,8 +46,10 @@ int main(void)
 {
     const char *prefix = getenv("FITALLOC_PROFILE");
     pthread_t threads[4];
+    pthread_barrier_init(&holding, NULL, 5);
     for (int i = 0; i < 4; i++)
         pthread_create(&threads[i], NULL, worker, NULL);
+    pthread_barrier_wait(&holding);
     int failed = 0;
     for (int n = 1; n <= 2 && !failed; n++) {
         kill(getpid(), SIGUSR2);
