@@ -44,9 +44,14 @@ static inline bool fa_profile_charge(size_t bytes)
     return fa_unlikely(t->left <= 0) && _fa_profile_crossed();
 }
 
+/* The thread's first distance, drawn at its first use. */
+void _fa_profile_thread_start(void);
+
 /* How many blocks of `size` bytes the thread can allocate before its sample point. */
 static inline size_t fa_profile_blocks_before_sample(size_t size)
 {
+    if (fa_unlikely(!_fa_profile_self.state))
+        _fa_profile_thread_start();
     int64_t left = _fa_profile_self.left;
     return left > 0 ? (size_t)(left - 1) / size : 0;
 }

@@ -64,6 +64,13 @@ static int64_t draw(struct fa_profile_thread *t)
     return distance > 4e18 ? (int64_t)4e18 : (int64_t)distance + 1;
 }
 
+void _fa_profile_thread_start(void)
+{
+    struct fa_profile_thread *t = &_fa_profile_self;
+    if (!t->state)
+        t->left += draw(t);
+}
+
 bool _fa_profile_crossed(void)
 {
     struct fa_profile_thread *t = &_fa_profile_self;
