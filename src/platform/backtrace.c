@@ -1,7 +1,10 @@
-/* The calling thread's stack: for secure mode's reports (engine/secure/report_stack.c). Built
- * into libfitalloc-secure.so only (CMakeLists.txt), with libgcc's unwinder linked in
- * statically, so that a C program does not load libgcc_s for it. It allocates nothing: it runs
- * in a report, on a heap found corrupt, and in the SIGSEGV handler of a guard page's fault. */
+/* The calling thread's stack, and what the dynamic linker knows of a code address: for secure
+ * mode's reports (engine/secure/report_stack.c). Built into libfitalloc-secure.so only
+ * (CMakeLists.txt), with libgcc's unwinder linked in statically, so that a C program does not
+ * load libgcc_s for it. Neither function allocates: both run in a report, on a heap found
+ * corrupt, and in the SIGSEGV handler of a guard page's fault. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <unwind.h>
 
 #include "platform/os.h"
@@ -29,4 +32,16 @@ size_t _fa_os_backtrace(uintptr_t *frames, size_t max)
     struct walk w = {frames, 0, max};
     _Unwind_Backtrace(one_frame, &w);
     return w.count;
+}
+
+bool _fa_os_symbol(uintptr_t address, struct fa_os_symbol *symbol)
+{
+    Dl_info info;
+    if (!dladdr((const void *)address, &info))
+        return false;
+    symbol->name = info.dli_sname;
+    symbol->offset = info.dli_sname ? address - (uintptr_t)info.dli_saddr : 0;
+    symbol->object = info.dli_fname;
+    symbol->object_offset = address - (uintptr_t)info.dli_fbase;
+    return true;
 }

@@ -183,9 +183,9 @@ int _fa_os_signal_number(const char *name);
 bool _fa_os_signal_count(int sig, uint32_t *counter);
 /* Copy the file at `path` (a /proc file: read until its end) to fd; false on an error. */
 bool _fa_os_copy_file(const char *path, int fd);
-/* os_process.c: what the dynamic linker knows of a code address: its object (the program's
- * path may be "") and the symbol before it, if that is exported (a program's own functions
- * are with -rdynamic). Allocates nothing. */
+/* What the dynamic linker knows of a code address: its object (the program's path may be "")
+ * and the symbol before it, if that is exported (a program's own functions are with
+ * -rdynamic). Allocates nothing. */
 struct fa_os_symbol {
     const char *name; /* NULL: none known */
     uintptr_t offset; /* from the symbol */

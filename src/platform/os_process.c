@@ -143,15 +143,3 @@ bool _fa_os_code_in_program(const void *code)
     uintptr_t address = (uintptr_t)code;
     return dl_iterate_phdr(program_holds, &address) == 1;
 }
-
-bool _fa_os_symbol(uintptr_t address, struct fa_os_symbol *symbol)
-{
-    Dl_info info;
-    if (!dladdr((const void *)address, &info))
-        return false;
-    symbol->name = info.dli_sname;
-    symbol->offset = info.dli_sname ? address - (uintptr_t)info.dli_saddr : 0;
-    symbol->object = info.dli_fname;
-    symbol->object_offset = address - (uintptr_t)info.dli_fbase;
-    return true;
-}

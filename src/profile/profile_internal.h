@@ -32,7 +32,7 @@ struct fa_profile_stack {
 extern fa_mutex_t _fa_profile_lock;
 /* Every stack, newest first (under the lock). */
 extern struct fa_profile_stack *_fa_profile_stacks;
-/* The rate the samples were taken at, and the totals of the latest peak's snapshot. */
+/* Count the sampled block p of `bytes` under its stack, and keep it until it is freed. */
 void _fa_profile_table_record(const void *p, uint64_t bytes, const uintptr_t *frames, size_t depth);
 /* Forget every sample and count (a fork child starts its own profile). */
 void _fa_profile_tables_reset(void);
@@ -45,7 +45,7 @@ void _fa_profile_snapshot_if_higher(void);
 bool _fa_profile_write(const char *prefix, const char *name, bool peak);
 
 /* ---- profile.c ---- */
-/* The code of stack's frames that is fitalloc's own, left out: [start, end). */
+/* fitalloc's own code, whose frames a stack leaves out: [start, end). */
 extern uintptr_t _fa_profile_own_start, _fa_profile_own_end;
 /* The frame that ends a stack cut at FA_PROFILE_DEPTH: pprof names it. */
 void fitalloc_profile_stack_truncated(void);
