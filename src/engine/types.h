@@ -199,10 +199,9 @@ typedef struct fa_page_s {
      * next malloc and go full again (docs/design.md, "Full pages come back with a 16th of their
      * blocks free"). 0: no offset. */
     uint16_t full_offset;
-    /* The heap profiler's sample point lies in this page's next list: the first malloc that
-     * finds `free` empty is the sample (profile_pages.c). */
-    uint8_t prof_armed;
-    uint8_t pad2[1];
+    /* How far from `start` blocks have been provisioned since the page was last taken clean,
+     * in OS pages: its memory before that is likely resident (the purger may have taken it). */
+    uint16_t touched;
     /* line 2: written by other threads */
     /* Blocks freed by other threads: a lock-free stack, its head's address in the low bits and
      * the number of blocks on it from FA_XFREE_COUNT_SHIFT up (free_list.h), so that the
@@ -224,7 +223,10 @@ typedef struct fa_page_s {
     struct fa_mesh_page_s *mesh;
     /* The heap profiler: `placed` when the blocks on `free` were last counted (profile_pages.c). */
     uint64_t prof_placed;
-    uint8_t pad4[48]; /* so that a descriptor's index is a shift (256 bytes) */
+    /* The heap profiler's sample point lies in this page's next list: the first malloc that
+     * finds `free` empty is the sample (profile_pages.c). */
+    uint8_t prof_armed;
+    uint8_t pad4[47]; /* so that a descriptor's index is a shift (256 bytes) */
 } fa_page_t;
 
 _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 << 16),
