@@ -94,7 +94,7 @@ fitalloc(3) manual page.")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME fitalloc-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION devel)
 set(CPACK_COMPONENT_TOOLS_DEPENDS runtime)
-set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "python3, python3-matplotlib")
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "python3, python3-matplotlib, binutils")
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION "fast drop-in memory allocator for Linux - tools
 The fitalloc command runs a program under fitalloc, records its allocations,
 replays them under every placement policy of fitalloc's policy lab, draws

@@ -8,10 +8,10 @@ import argparse
 import os
 import sys
 
-from . import compare, heapmap, locate, replay, run, stats
+from . import compare, heapmap, locate, profile, replay, run, stats
 from .errors import CommandError
 
-SUBCOMMANDS = [run, replay, heapmap, compare, stats]
+SUBCOMMANDS = [run, profile, replay, heapmap, compare, stats]
 
 
 def _add_where(subparsers) -> None:

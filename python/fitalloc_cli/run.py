@@ -139,30 +139,42 @@ def cannot_start(program: str, e: OSError) -> CommandError:
     return CommandError(f"{program}: {e.strerror}", 126)
 
 
-def run_traced(program: list[str], env: dict[str, str], path: str) -> int:
-    """Run the program as a child, list the traces written, and end as the program did."""
-    before = trace_files(path)
-    # A terminal's Ctrl-C or Ctrl-\ reaches the program too: the command outlives it to list
-    # the traces. A handler (not SIG_IGN, which exec would keep) leaves the program the default.
+def run_child(program: list[str], env: dict[str, str]) -> int:
+    """Runs the program as a child and returns its status (-SIGNAL when a signal killed it)."""
+    # A terminal's Ctrl-C or Ctrl-\ reaches the program too: the command outlives it to read
+    # what it wrote. A handler (not SIG_IGN, which exec would keep) leaves the program the default.
     for sig in (signal.SIGINT, signal.SIGQUIT):
         signal.signal(sig, lambda *_: None)
     try:
         child = subprocess.Popen(program, env=env)
     except OSError as e:
         raise cannot_start(program[0], e) from None
-    status = child.wait()
+    return child.wait()
+
+
+def end_as(status: int) -> int:
+    """The command's exit status for a child's: a death by a signal is died again, so that the
+    shell sees the same."""
+    if status < 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+        return 128 - status
+    return status
+
+
+def run_traced(program: list[str], env: dict[str, str], path: str) -> int:
+    """Run the program as a child, list the traces written, and end as the program did."""
+    before = trace_files(path)
+    status = run_child(program, env)
     traces = traces_written(path, before)
     for name, pid in traces:
         print(f"fitalloc run: trace of pid {pid}: {name}", file=sys.stderr)
     if not traces:
         print(f"fitalloc run: no trace was written at {path} (a statically linked or setuid "
               "program does not load libfitalloc)", file=sys.stderr)
-    if status < 0:  # killed by a signal: die of it too, so that the shell sees the same
-        sys.stderr.flush()
-        signal.signal(-status, signal.SIG_DFL)
-        os.kill(os.getpid(), -status)
-        return 128 - status
-    return status
+    return end_as(status)
 
 
 def main(args: argparse.Namespace, places: locate.Places) -> int:

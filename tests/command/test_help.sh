@@ -6,7 +6,7 @@ run_cmd --help
 expect_rc 0 "fitalloc --help"
 expect_in "$WORK/out" "usage: fitalloc" "fitalloc --help"
 cp "$WORK/out" "$WORK/help"
-for sub in run replay map compare stats where; do
+for sub in run profile replay map compare stats where; do
     grep -Eq "^ +$sub +[a-z]" "$WORK/help" || fail "fitalloc --help does not list $sub"
     run_cmd "$sub" --help
     expect_rc 0 "fitalloc $sub --help"
