@@ -4,9 +4,10 @@
 # Every file under src/<layer>/ may include, by quoted path under src/ ("engine/engine.h"), only
 # headers of its own layer and of the layers below it, in this order:
 #
-#   platform < common < trace < engine, lab < process < override
+#   platform < common < trace, profile < engine, lab < process < override
 #
-# (engine and lab are side by side: neither includes the other; they meet in common/mode.h).
+# (engine and lab are side by side: neither includes the other; they meet in common/mode.h;
+# trace and profile too).
 # Inside the lab the same rule holds between its folders:
 #
 #   lab/index < lab/policy < lab/heap < lab/threads < lab (its own files)
@@ -34,6 +35,7 @@ rank() {
     platform/*) echo 10 ;;
     common/*) echo 20 ;;
     trace/*) echo 30 ;;
+    profile/*) echo 30 ;;
     engine/*) echo 40 ;;
     lab/index/*) echo 41 ;;
     lab/policy/*) echo 42 ;;

@@ -31,7 +31,8 @@ test)
     needed=("${build[@]}" gcc g++ git binutils util-linux coreutils procps time file
         libasan8 libubsan1 libtsan2 clang-format clang-14 libclang-rt-14-dev valgrind python3
         python3-matplotlib "${peers[@]}" z3 redis-server redis-tools gcc-aarch64-linux-gnu
-        g++-aarch64-linux-gnu qemu-user qemu-user-binfmt dpkg-dev pandoc help2man lintian gawk)
+        g++-aarch64-linux-gnu qemu-user qemu-user-binfmt dpkg-dev pandoc help2man lintian gawk
+        google-perftools)
     wanted=()
     ;;
 bench)

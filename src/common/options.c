@@ -330,6 +330,9 @@ bool _fa_options_init(void)
         long long value;
         if (parse_value(eq + 1, id, &value))
             _fa_option_values[id] = value;
+        else if (id == FA_OPTION_profile_rate)
+            _fa_option_values[id] =
+                0; /* the profiler says so in its own line, and does not start */
         else
             warn_bad_value(id, eq + 1);
     }

@@ -31,6 +31,12 @@
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
     X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
       "record every allocation call to this file (docs/trace.md)")                                 \
+    X(profile, "PROFILE", FA_OPT_STRING, 0, 0,                                                     \
+      "heap profile: write PREFIX.<pid>.peak.heap and .exit.heap (docs/profile.md)")               \
+    X(profile_rate, "PROFILE_RATE", FA_OPT_SIZE, 512 << 10, 0,                                     \
+      "heap profile: mean bytes allocated between two samples")                                    \
+    X(profile_signal, "PROFILE_SIGNAL", FA_OPT_STRING, 0, 0,                                       \
+      "heap profile: this signal (SIGUSR2, ...) writes PREFIX.<pid>.<n>.heap")                     \
     X(only, "ONLY", FA_OPT_STRING, 0, 0,                                                           \
       "statistics, trace and reports only in processes started from a file of this name")          \
     X(secure, "SECURE", FA_OPT_BOOL, 0, 0,                                                         \

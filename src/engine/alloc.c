@@ -7,6 +7,7 @@
 #include "engine/fastpath.h"
 #include "engine/mode_pages.h"
 #include "engine/size_class.h"
+#include "profile/profile.h"
 
 /* The core's malloc past the fast paths (common/mode.h): the thread's heap, made at its first
  * call, then a page of the class, or a large block. */
@@ -46,6 +47,34 @@ static void *malloc_generic(size_t n, fa_heap_t *heap)
     return _fa_mode->malloc(n);
 }
 
+/* malloc past its page's lists: the thread's heap, a new page, a large block, the mode. */
+static inline __attribute__((always_inline)) void *malloc_slow(size_t n, fa_heap_t *heap)
+{
+    /* A thread's first call starts the process first: that decides whether it is traced. */
+    if (fa_unlikely(heap == &_fa_heap_empty))
+        _fa_process_init();
+    /* Every malloc of a traced process comes here: its pages are slow. */
+    return FA_TRACED(void *, malloc_generic(n, heap), FA_TRACE_MALLOC, n, 0, NULL, traced);
+}
+
+/* With the heap profiler on, a list is counted as it is handed to the fast path
+ * (profile_pages.c): from the page's own frees, else from the slow path. */
+static FA_COLD void *malloc_profiled(size_t n, fa_heap_t *heap)
+{
+    _fa_profile_safe_point();
+    /* A thread's first call, large blocks (large.c counts them) and the lab (lab_api.c). */
+    if (heap == &_fa_heap_empty || n > FA_CLASS_MAX)
+        return malloc_slow(n, heap);
+    bool armed;
+    fa_block_t *block = _fa_profile_take_local(heap, n, &armed);
+    if (block)
+        return block;
+    block = malloc_slow(n, heap);
+    if (block)
+        _fa_profile_served(n, block, armed);
+    return block;
+}
+
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
 {
     fa_page_t *page = n <= FA_DIRECT_MAX  ? heap->direct[n]
@@ -53,19 +82,21 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
                                           : &_fa_page_empty;
     /* The page's `free` ran out: its own frees become the blocks to pop. And the sizes above
      * the direct slots pop as the inline fast path does, through their class's page: an empty
-     * heap's, a slow page's and an empty list's slot says NULL. */
-    if (page->free == FA_LIST_END && page->local != FA_LIST_END)
+     * heap's, a slow page's and an empty list's slot says NULL. With the heap profiler on, a
+     * list is counted as it is handed to the fast path (profile_pages.c). */
+    if (page->free == FA_LIST_END && page->local != FA_LIST_END) {
+        if (fa_unlikely(_fa_profiling))
+            return malloc_profiled(n, heap);
         fa_page_take_local(page);
+    }
     if (n > FA_DIRECT_MAX || page->free != FA_LIST_END) {
         fa_block_t *block = fa_direct_pop(page);
         if (fa_likely(block != NULL))
             return block;
     }
-    /* A thread's first call starts the process first: that decides whether it is traced. */
-    if (fa_unlikely(heap == &_fa_heap_empty))
-        _fa_process_init();
-    /* Every malloc of a traced process comes here: its pages are slow. */
-    return FA_TRACED(void *, malloc_generic(n, heap), FA_TRACE_MALLOC, n, 0, NULL, traced);
+    if (fa_unlikely(_fa_profiling))
+        return malloc_profiled(n, heap);
+    return malloc_slow(n, heap);
 }
 
 /* The usable size of the block p starts, with its segment and (small and medium) page. */
@@ -115,7 +146,16 @@ static void *resize_in_place(fa_segment_t *seg, void *p, size_t n, size_t usable
             _fa_large_grew_in_place(seg, n);
         return p;
     }
-    return large && n > FA_CLASS_MAX ? _fa_large_realloc(seg, n) : NULL;
+    if (!large || n <= FA_CLASS_MAX)
+        return NULL;
+    void *q = _fa_large_realloc(seg, n);
+    /* Moved or resized: for the profiler, a free and a new allocation. */
+    if (fa_unlikely(_fa_profiling) && q) {
+        _fa_profile_forget(p);
+        if (fa_profile_charge(n))
+            _fa_profile_record(q, n);
+    }
+    return q;
 }
 
 void *_fa_realloc(void *p, size_t n)

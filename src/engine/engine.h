@@ -22,7 +22,7 @@
 /* The owner word a heap gives its page, and the heap an owner word names. */
 static inline uintptr_t fa_owner_word(const struct fa_heap_s *heap, const fa_page_t *page)
 {
-    return (uintptr_t)heap | (page->slow ? FA_OWNER_SLOW : 0);
+    return (uintptr_t)heap | (page->slow || page->prof_slow ? FA_OWNER_SLOW : 0);
 }
 static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
 {
@@ -33,11 +33,12 @@ static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
 extern bool _fa_guard_spent;
 
 /* Whether the free fast path hands even the owner's frees of the page's blocks to the slow
- * path: a slow page's (secure mode, tracing), and a big page's while guard.c may keep its
- * blocks inaccessible. */
+ * path: a slow page's (secure mode, tracing), one holding a block the profiler sampled, and a
+ * big page's while guard.c may keep its blocks inaccessible. */
 static inline bool fa_page_frees_slowly(const fa_page_t *page)
 {
-    return page->slow || (page->bin >= FA_MEDIUM_BINS && !fa_atomic_load_relaxed(&_fa_guard_spent));
+    return page->slow || page->prof_slow ||
+           (page->bin >= FA_MEDIUM_BINS && !fa_atomic_load_relaxed(&_fa_guard_spent));
 }
 
 /* A page's thread word, which the free fast path compares with its own thread pointer (one
@@ -206,6 +207,11 @@ void _fa_large_watched_freed(fa_segment_t *seg);
 /* alloc.c and alloc_aligned.c: the C semantics of the entry points (override/entry.c), which
  * record each call while tracing; these record nothing. */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
+/* profile_pages.c, while FITALLOC_PROFILE is on: a malloc of n past the inline fast path,
+ * from its slot's page's own frees, or NULL if it has none (*armed: the sample point came);
+ * then, for a block the slow path served, the count of what it handed the fast path. */
+fa_block_t *_fa_profile_take_local(fa_heap_t *heap, size_t n, bool *armed);
+void _fa_profile_served(size_t n, fa_block_t *block, bool armed);
 void *_fa_calloc(size_t count, size_t size);
 void *_fa_realloc(void *p, size_t n);
 void *_fa_aligned_alloc(size_t alignment, size_t n);

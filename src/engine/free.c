@@ -2,6 +2,7 @@
 #include "engine/fastpath.h"
 #include "engine/mesh.h"
 #include "engine/mode_pages.h"
+#include "profile/profile.h"
 #include "platform/atomic.h"
 
 __attribute__((noinline)) void _fa_free_reached_zero(fa_page_t *page)
@@ -95,6 +96,8 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
         const struct fa_mode_pages *own = fa_mode_pages_of(seg);
         if (own)
             own->large_check(seg, caller, size);
+        if (fa_unlikely(_fa_profiling))
+            _fa_profile_forget(p);
         _fa_large_free(seg);
         _fa_purge_start_point();
         return;
@@ -110,6 +113,9 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
     if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
+    /* A page holding a block the profiler sampled sends every free here (profile_pages.c). */
+    if (fa_unlikely(_fa_profiling) && _fa_profile_forget(p))
+        fa_atomic_sub_relaxed(&page->prof_sampled, 1);
     const struct fa_mode_pages *own = fa_mode_pages_of(page);
     if (own)
         own->free(page, p, caller, size);

@@ -173,7 +173,7 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
  * (page_pool.c). */
 static bool shared_when_full(const fa_page_t *page)
 {
-    return fa_option(page_pool) && page->xcollected != 0 && !page->slow &&
+    return fa_option(page_pool) && page->xcollected != 0 && !page->slow && !page->prof_slow &&
            page->bin < FA_SMALL_BINS;
 }
 
@@ -267,7 +267,7 @@ static void hand_over_idle_class(fa_heap_t *heap, size_t bin)
     fa_page_queue_t *q = &heap->queues[bin];
     for (fa_page_t *page = q->head, *next; page; page = next) {
         next = page->next;
-        if (page->slow || fa_atomic_load_acquire(&page->notified))
+        if (page->slow || page->prof_slow || fa_atomic_load_acquire(&page->notified))
             continue;
         queue_remove(q, page);
         _fa_page_give_up_free(page);

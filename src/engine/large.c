@@ -15,6 +15,7 @@
 
 #include "engine/engine.h"
 #include "engine/mode_pages.h"
+#include "profile/profile.h"
 #include "common/options.h"
 #include "platform/atomic.h"
 
@@ -277,7 +278,7 @@ void *_fa_large_place(fa_segment_t *seg, size_t n, size_t offset, size_t usable,
     return (void *)seg->large_block;
 }
 
-void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
+static void *large_alloc(size_t n, size_t alignment, bool zero)
 {
     FA_ASSERT((alignment & (alignment - 1)) == 0);
     if (alignment < FA_ALIGN)
@@ -313,6 +314,18 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
         offset += FA_OS_PAGE;
     seg->by_mode = false;
     return _fa_large_place(seg, n, offset, usable, dirty, zero, whole, populate);
+}
+
+void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
+{
+    void *p = large_alloc(n, alignment, zero);
+    /* Every large block comes here: the heap profiler counts it (profile/profile.h). */
+    if (fa_unlikely(_fa_profiling) && p) {
+        _fa_profile_safe_point();
+        if (fa_profile_charge(n))
+            _fa_profile_record(p, n);
+    }
+    return p;
 }
 
 void *_fa_large_realloc(fa_segment_t *seg, size_t n)

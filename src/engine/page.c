@@ -62,6 +62,9 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     fa_atomic_store_relaxed(&page->xfree, 0);
     page->by_mode = fa_mode_pages() != NULL;
     page->slow = page->by_mode || _fa_pages_slow;
+    page->prof_slow = page->prof_armed = 0;
+    page->prof_placed = 0;
+    fa_atomic_store_relaxed(&page->prof_sampled, 0);
     fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
     fa_page_set_thread(page, heap->thread);
 }

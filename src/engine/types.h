@@ -162,7 +162,11 @@ typedef struct fa_page_s {
     uint8_t migrant;
     /* On one of the page pool's lists (page_pool.c); read and written under _fa_global_lock. */
     uint8_t pooled;
-    uint8_t pad0[9];
+    /* Holds a block the heap profiler sampled (profile_pages.c): its frees take the slow path,
+     * which tells the profiler, as a slow page's do (FA_OWNER_SLOW, thread word 0). Set and
+     * cleared by the owner. */
+    uint8_t prof_slow;
+    uint8_t pad0[8];
     /* line 1: the owner's */
     /* Two free lists, so that only free updates a counter: when malloc counted too, in the
      * same word, each malloc waited for the previous free's store to it, and the other way
@@ -213,10 +217,16 @@ typedef struct fa_page_s {
      * looked (under the lock), else 0. A remote free that takes the xfree count up to it may
      * have emptied the page (page_pool.c: _fa_page_pool_freed). */
     uint16_t pool_live;
-    uint8_t pad3[36];
+    uint16_t prof_sampled; /* live blocks the heap profiler sampled (atomic: any thread frees) */
+    uint8_t pad3[34];
     /* line 3: a page given to the mesher (detached): its record (mesh.h), else NULL */
     struct fa_mesh_page_s *mesh;
-    uint8_t pad4[56]; /* so that a descriptor's index is a shift (256 bytes) */
+    /* The heap profiler: `placed` when the blocks on `free` were last counted (profile_pages.c). */
+    uint64_t prof_placed;
+    /* The heap profiler's sample point lies in this page's next list: the first malloc that
+     * finds `free` empty is the sample (profile_pages.c). */
+    uint8_t prof_armed;
+    uint8_t pad4[47]; /* so that a descriptor's index is a shift (256 bytes) */
 } fa_page_t;
 
 _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 << 16),

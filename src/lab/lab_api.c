@@ -14,6 +14,7 @@
 #include "lab/heap/heap_walk.h"
 #include "lab/lab.h"
 #include "lab/threads/lab_instance.h"
+#include "profile/profile.h"
 #include "platform/atomic.h"
 
 static struct fa_lab *lab_global;
@@ -177,18 +178,29 @@ void _fa_lab_stats_print(int fd, bool json)
     write_hist_option();
 }
 
+/* Every allocation of the lab passes here: the heap profiler counts it (profile/profile.h). */
+static void *profiled(void *p, size_t n)
+{
+    if (fa_unlikely(_fa_profiling) && p) {
+        _fa_profile_safe_point();
+        if (fa_profile_charge(n))
+            _fa_profile_record(p, n);
+    }
+    return p;
+}
+
 /* The calls the core hands the lab (common/mode.h). A thread's first call in the lab arms its
  * exit hook, so that the lab's thread state goes back when the thread ends. */
 static void *mode_malloc(size_t n)
 {
     _fa_thread_watch_exit();
-    return _fa_lab_malloc(n);
+    return profiled(_fa_lab_malloc(n), n);
 }
 
 static void *mode_aligned(size_t alignment, size_t n)
 {
     _fa_thread_watch_exit();
-    return _fa_lab_aligned(alignment, n);
+    return profiled(_fa_lab_aligned(alignment, n), n);
 }
 
 /* calloc's requests above the core's size classes: the lab has no large blocks of its own. */
@@ -203,13 +215,18 @@ static void *mode_large(size_t n, size_t alignment, bool zero)
 static void mode_free(void *p, const char *caller, size_t size)
 {
     (void)size;
+    if (fa_unlikely(_fa_profiling))
+        _fa_profile_forget(p);
     _fa_lab_free(p, caller);
 }
 
 static void *mode_realloc(void *p, size_t n)
 {
     _fa_thread_watch_exit();
-    return _fa_lab_realloc(p, n);
+    void *q = _fa_lab_realloc(p, n);
+    if (fa_unlikely(_fa_profiling) && q)
+        _fa_profile_forget(p);
+    return profiled(q, n);
 }
 
 const struct fa_mode_ops _fa_lab_mode = {

@@ -167,10 +167,25 @@ __attribute__((noreturn)) void _fa_os_copy_overflow(void);
  * false if none does. */
 bool _fa_os_code_range(const void *code, uintptr_t *start, uintptr_t *end);
 
+/* Whether the code at `code` is the program's own (fitalloc linked into it statically). */
+bool _fa_os_code_in_program(const void *code);
+
 /* backtrace.c, in libfitalloc-secure.so only: up to `max` code addresses of the calling
  * thread's stack, innermost first (each return address one byte back, inside its call); the
  * number found. Allocates nothing. */
 size_t _fa_os_backtrace(uintptr_t *frames, size_t max);
+/* unwind_lazy.c, for the heap profiler: load an unwinder (dlopen, which allocates): libunwind
+ * or libgcc's; its library's name, or NULL if neither can be loaded. Then up to `max` return
+ * addresses of the calling thread's stack, innermost first (this function's own frame first);
+ * *truncated when the stack had more. Returns 0 frames before an unwinder is loaded. */
+const char *_fa_os_unwinder_load(void);
+size_t _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated);
+/* signal_count.c: a signal's number from its name ("SIGUSR2", "USR2" or "12"), or -1; and a
+ * handler for it that only adds 1 to *counter (false: the signal cannot be caught so). */
+int _fa_os_signal_number(const char *name);
+bool _fa_os_signal_count(int sig, uint32_t *counter);
+/* Copy the file at `path` (a /proc file: read until its end) to fd; false on an error. */
+bool _fa_os_copy_file(const char *path, int fd);
 /* What the dynamic linker knows of a code address: its object (the program's path may be "")
  * and the symbol before it, if that is exported (a program's own functions are with
  * -rdynamic). Allocates nothing. */

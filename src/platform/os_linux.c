@@ -202,6 +202,21 @@ bool _fa_os_read_head(const char *path, void *buf, size_t len)
     return n == (ssize_t)len;
 }
 
+bool _fa_os_copy_file(const char *path, int fd)
+{
+    FA_KEEP_ERRNO;
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return false;
+    char buf[4096];
+    ssize_t n;
+    bool ok = true;
+    while (ok && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+        ok = n < 0 || _fa_os_write(fd, buf, (size_t)n) == 0;
+    close(in);
+    return ok && n == 0;
+}
+
 void _fa_os_close(int fd)
 {
     FA_KEEP_ERRNO;

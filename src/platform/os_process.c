@@ -135,3 +135,16 @@ bool _fa_os_code_range(const void *code, uintptr_t *start, uintptr_t *end)
     *end = s.end;
     return true;
 }
+
+/* The program is the first object dl_iterate_phdr reports. */
+static int program_holds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct code_search s = {*(uintptr_t *)arg, 0, 0};
+    return find_code(info, size, &s) ? 1 : -1;
+}
+
+bool _fa_os_code_in_program(const void *code)
+{
+    uintptr_t address = (uintptr_t)code;
+    return dl_iterate_phdr(program_holds, &address) == 1;
+}

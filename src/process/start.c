@@ -11,6 +11,7 @@
 #include "engine/free_list.h"
 #include "fitalloc.h"
 #include "lab/lab.h"
+#include "profile/profile.h"
 #include "process/process_internal.h"
 #include "platform/atomic.h"
 
@@ -22,6 +23,7 @@ static int stats_fd = 2;
 
 static void fork_prepare(void)
 {
+    _fa_profile_fork_prepare();
     if (_fa_mode->fork_prepare)
         _fa_mode->fork_prepare();
     _fa_purge_fork_prepare();
@@ -38,6 +40,7 @@ static void fork_parent(void)
     _fa_purge_fork_parent();
     if (_fa_mode->fork_parent)
         _fa_mode->fork_parent();
+    _fa_profile_fork_parent();
 }
 
 static void fork_child(void)
@@ -49,6 +52,7 @@ static void fork_child(void)
     if (_fa_mode->fork_child)
         _fa_mode->fork_child();
     _fa_trace_fork_child();
+    _fa_profile_fork_child();
 }
 
 /* Lab mode, once the options say so. If the first allocations came before environ was
@@ -109,6 +113,8 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         if (secure || _fa_pages_slow)
             _fa_heap_abandon_mine();
     }
+    /* It loads the stack unwinder, which allocates: not before now. */
+    _fa_profile_start();
     _fa_started = true;
     /* The main thread's exit hook runs only if it calls pthread_exit: then the purger must
      * not keep the process alive (purge.c). */
@@ -130,6 +136,7 @@ __attribute__((constructor(101))) static void fa_constructor(void)
 __attribute__((destructor(101))) static void fa_destructor(void)
 {
     _fa_trace_process_exit();
+    _fa_profile_exit();
     _fa_secure_check_quarantine();
     if (!fa_option(stats))
         return;

@@ -1,0 +1,118 @@
+/* A profile's file, in the heap-profile format of gperftools that google-pprof and jeprof
+ * read:
+ *
+ *   heap profile: <live count>: <live bytes> [<allocated count>: <allocated bytes>] @ heap_v2/<rate>
+ *   <live count>: <live bytes> [<allocated count>: <allocated bytes>] @ 0x<pc> 0x<pc> ...
+ *   ...
+ *
+ *   MAPPED_LIBRARIES:
+ *   <the process's /proc/self/maps>
+ *
+ * one line per stack, innermost frame (the caller of malloc) first. The counts are the samples
+ * themselves, unscaled: "heap_v2/<rate>" tells pprof they are Poisson samples at that mean
+ * distance, and it scales each line by 1 / (1 - exp(-(bytes / count) / rate)). The maps let it
+ * find the object and offset of each address, so a position-independent program resolves. */
+#include <string.h>
+
+#include "common/message.h"
+#include "profile/profile_internal.h"
+#include "platform/os.h"
+
+struct out {
+    int fd;
+    int error;
+    size_t len;
+    char buf[8192];
+};
+
+static void flush(struct out *o)
+{
+    if (o->len && !o->error)
+        o->error = _fa_os_write(o->fd, o->buf, o->len);
+    o->len = 0;
+}
+
+static void put(struct out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (o->len == sizeof o->buf)
+            flush(o);
+        o->buf[o->len++] = *s;
+    }
+}
+
+static void put_number(struct out *o, uint64_t v, unsigned base)
+{
+    char digits[24], *d = digits + sizeof digits;
+    *--d = 0;
+    do
+        *--d = "0123456789abcdef"[v % base];
+    while ((v /= base) != 0);
+    put(o, d);
+}
+
+static void put_counts(struct out *o, const struct fa_profile_counts *c)
+{
+    put_number(o, c->live_count, 10);
+    put(o, ": ");
+    put_number(o, c->live_bytes, 10);
+    put(o, " [");
+    put_number(o, c->alloc_count, 10);
+    put(o, ": ");
+    put_number(o, c->alloc_bytes, 10);
+    put(o, "] @");
+}
+
+bool _fa_profile_write(const char *prefix, const char *name, bool peak)
+{
+    char path[4200];
+    struct out *o = &(struct out){.fd = -1};
+    o->len = 0;
+    /* prefix.<pid>.<name>.heap */
+    put(o, prefix);
+    put(o, ".");
+    put_number(o, (uint64_t)_fa_os_pid(), 10);
+    put(o, ".");
+    put(o, name);
+    put(o, ".heap");
+    memcpy(path, o->buf, o->len);
+    path[o->len] = 0;
+    o->len = 0;
+    o->fd = _fa_os_create_append(path);
+    if (o->fd < 0) {
+        _fa_message(2, "fitalloc: warning: FITALLOC_PROFILE: cannot write %s (%s)\n", path,
+                    _fa_os_error_text(-o->fd));
+        return false;
+    }
+    struct fa_profile_counts total = {0, 0, 0, 0};
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
+        const struct fa_profile_counts *c = peak ? &s->peak : &s->now;
+        total.live_count += c->live_count;
+        total.live_bytes += c->live_bytes;
+        total.alloc_count += c->alloc_count;
+        total.alloc_bytes += c->alloc_bytes;
+    }
+    put(o, "heap profile: ");
+    put_counts(o, &total);
+    put(o, " heap_v2/");
+    put_number(o, _fa_profile_rate, 10);
+    put(o, "\n");
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
+        const struct fa_profile_counts *c = peak ? &s->peak : &s->now;
+        if (!c->alloc_count)
+            continue;
+        put_counts(o, c);
+        for (uint32_t i = 0; i < s->depth; i++) {
+            put(o, " 0x");
+            put_number(o, s->frames[i], 16);
+        }
+        put(o, "\n");
+    }
+    put(o, "\nMAPPED_LIBRARIES:\n");
+    flush(o);
+    bool ok = !o->error && _fa_os_copy_file("/proc/self/maps", o->fd);
+    _fa_os_close(o->fd);
+    if (!ok)
+        _fa_message(2, "fitalloc: warning: FITALLOC_PROFILE: could not write all of %s\n", path);
+    return ok;
+}

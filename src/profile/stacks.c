@@ -1,0 +1,208 @@
+/* The profiler's two tables: the stacks that allocated sampled blocks, each with its counts
+ * (now, and at the latest peak's snapshot), and the sampled blocks still live, by address.
+ *
+ * Both grow in mappings of their own, never freed, so that a free can look its block up
+ * without the lock: a block's entry is written before malloc returns it, and the program's
+ * free of it comes after, so the table a free reads (acquire) already holds it; the lock is
+ * taken only when the block is found. A grown address table leaves the old one mapped for the
+ * frees still reading it. */
+#include <string.h>
+
+#include "profile/profile_internal.h"
+#include "platform/atomic.h"
+#include "platform/os.h"
+
+fa_mutex_t _fa_profile_lock = FA_MUTEX_INIT;
+struct fa_profile_stack *_fa_profile_stacks;
+
+/* ---- memory: bump allocation from mappings of FA_PROFILE_CHUNK bytes ---- */
+#define FA_PROFILE_CHUNK ((size_t)1 << 20)
+static char *chunk_at, *chunk_end;
+
+static void *take(size_t bytes)
+{
+    bytes = (bytes + 15) & ~(size_t)15;
+    if ((size_t)(chunk_end - chunk_at) < bytes) {
+        size_t size = bytes > FA_PROFILE_CHUNK ? bytes : FA_PROFILE_CHUNK;
+        char *chunk = _fa_os_map_aligned(size, 4096);
+        if (!chunk)
+            return NULL;
+        chunk_at = chunk;
+        chunk_end = chunk + size;
+    }
+    void *p = chunk_at;
+    chunk_at += bytes;
+    return p;
+}
+
+/* ---- stacks ---- */
+#define FA_PROFILE_BUCKETS 4096
+static struct fa_profile_stack *buckets[FA_PROFILE_BUCKETS] FA_BSS_APART;
+
+static uint64_t hash_frames(const uintptr_t *frames, size_t depth)
+{
+    uint64_t h = depth;
+    for (size_t i = 0; i < depth; i++)
+        h = (h ^ frames[i]) * 0x100000001b3ull + (h >> 29);
+    return h;
+}
+
+static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
+{
+    uint64_t h = hash_frames(frames, depth);
+    struct fa_profile_stack **bucket = &buckets[h % FA_PROFILE_BUCKETS];
+    for (struct fa_profile_stack *s = *bucket; s; s = s->chain)
+        if (s->hash == h && s->depth == depth && !memcmp(s->frames, frames, depth * sizeof *frames))
+            return s;
+    struct fa_profile_stack *s = take(sizeof *s + depth * sizeof *frames);
+    if (!s)
+        return NULL;
+    s->hash = h;
+    s->depth = (uint32_t)depth;
+    memcpy(s->frames, frames, depth * sizeof *frames);
+    s->chain = *bucket;
+    *bucket = s;
+    s->next = _fa_profile_stacks;
+    _fa_profile_stacks = s;
+    return s;
+}
+
+/* ---- the estimate of live bytes, and the peak's snapshot ---- */
+/* The estimate only falls when a sampled block is freed: the first such free after a maximum
+ * higher than the last snapshot's by 1/FA_PROFILE_PEAK_STEP copies every stack's counts first,
+ * so the peak file holds the highest estimate to that much, for a snapshot per new maximum. */
+#define FA_PROFILE_PEAK_STEP 200
+static double live_estimate, snapshot_estimate;
+
+static void snapshot(void)
+{
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next)
+        s->peak = s->now;
+    snapshot_estimate = live_estimate;
+}
+
+void _fa_profile_snapshot_if_higher(void)
+{
+    if (live_estimate > snapshot_estimate)
+        snapshot();
+}
+
+/* ---- sampled blocks by address: open addressing, 0 empty, 1 a removed entry ---- */
+struct slot {
+    uintptr_t key;
+    struct fa_profile_stack *stack;
+    uint64_t bytes;
+};
+struct table {
+    size_t mask, taken /* keys and removed entries */, live;
+    struct slot slots[];
+};
+static struct table *table;
+#define FA_PROFILE_REMOVED ((uintptr_t)1)
+
+static size_t slot_of(uintptr_t key, size_t mask)
+{
+    return (size_t)((key >> 4) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+}
+
+static struct table *new_table(size_t slots)
+{
+    struct table *t = _fa_os_map_aligned(sizeof *t + slots * sizeof(struct slot), 4096);
+    if (t)
+        t->mask = slots - 1;
+    return t;
+}
+
+/* Room for one more key: a table twice the live entries' need when more than half is taken. */
+static bool make_room(void)
+{
+    struct table *old = table;
+    if (old && (old->taken + 1) * 2 <= old->mask + 1)
+        return true;
+    size_t slots = 1024;
+    while (old && slots < (old->live + 1) * 4)
+        slots *= 2;
+    struct table *t = new_table(slots);
+    if (!t)
+        return false;
+    for (size_t i = 0; old && i <= old->mask; i++) {
+        struct slot *from = &old->slots[i];
+        if (from->key <= FA_PROFILE_REMOVED)
+            continue;
+        size_t j = slot_of(from->key, t->mask);
+        while (t->slots[j].key)
+            j = (j + 1) & t->mask;
+        t->slots[j] = *from;
+        t->taken++;
+        t->live++;
+    }
+    fa_atomic_store_release(&table, t);
+    return true;
+}
+
+void _fa_profile_table_record(const void *p, uint64_t bytes, const uintptr_t *frames, size_t depth)
+{
+    fa_mutex_lock(&_fa_profile_lock);
+    struct fa_profile_stack *s = stack_of(frames, depth);
+    if (s && make_room()) {
+        struct table *t = table;
+        size_t i = slot_of((uintptr_t)p, t->mask);
+        while (t->slots[i].key > FA_PROFILE_REMOVED)
+            i = (i + 1) & t->mask;
+        t->taken += t->slots[i].key == 0;
+        t->live++;
+        t->slots[i].stack = s;
+        t->slots[i].bytes = bytes;
+        fa_atomic_store_release(&t->slots[i].key, (uintptr_t)p);
+        s->now.live_count++;
+        s->now.live_bytes += bytes;
+        s->now.alloc_count++;
+        s->now.alloc_bytes += bytes;
+        live_estimate += _fa_profile_weight(bytes);
+    }
+    fa_mutex_unlock(&_fa_profile_lock);
+}
+
+/* The slot of key in t, or NULL. */
+static struct slot *find(struct table *t, uintptr_t key)
+{
+    if (!t)
+        return NULL;
+    for (size_t i = slot_of(key, t->mask);; i = (i + 1) & t->mask) {
+        uintptr_t k = fa_atomic_load_acquire(&t->slots[i].key);
+        if (k == key)
+            return &t->slots[i];
+        if (k == 0)
+            return NULL;
+    }
+}
+
+bool _fa_profile_forget(const void *p)
+{
+    if (!find(fa_atomic_load_acquire(&table), (uintptr_t)p))
+        return false;
+    fa_mutex_lock(&_fa_profile_lock);
+    struct slot *slot = find(table, (uintptr_t)p);
+    if (slot) {
+        if (live_estimate > snapshot_estimate * (1 + 1.0 / FA_PROFILE_PEAK_STEP))
+            snapshot();
+        struct fa_profile_stack *s = slot->stack;
+        s->now.live_count--;
+        s->now.live_bytes -= slot->bytes;
+        live_estimate -= _fa_profile_weight(slot->bytes);
+        if (live_estimate < 0)
+            live_estimate = 0;
+        fa_atomic_store_relaxed(&slot->key, FA_PROFILE_REMOVED);
+        table->live--;
+    }
+    fa_mutex_unlock(&_fa_profile_lock);
+    return slot != NULL;
+}
+
+void _fa_profile_tables_reset(void)
+{
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next)
+        memset(&s->now, 0, 2 * sizeof s->now);
+    fa_atomic_store_release(&table, NULL);
+    live_estimate = snapshot_estimate = 0;
+}
