@@ -95,7 +95,8 @@ void _fa_segment_release(fa_segment_t *seg);
 fa_segment_t *_fa_segment_pop_abandoned(int kind); /* FA_SEG_SMALL, _MEDIUM or _BIG */
 void _fa_segment_abandon(fa_segment_t *seg);
 void _fa_segments_purge(uint64_t now, bool force, long *next);
-void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
+/* fn for every page in use of the small and medium segments, under _fa_global_lock. */
+void _fa_pages_foreach(void (*fn)(const fa_page_t *page, void *arg), void *arg);
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
 /* The large block's segment whose mapping holds address p, by the segment map; NULL if none. */
 fa_segment_t *_fa_large_header(uintptr_t p);

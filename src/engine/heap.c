@@ -51,28 +51,6 @@ static fa_heap_t *carve_heap_locked(void)
     return heap;
 }
 
-static void queue_push_back(fa_page_queue_t *q, fa_page_t *page)
-{
-    page->next = NULL;
-    page->prev = q->tail;
-    if (q->tail)
-        q->tail->next = page;
-    else
-        q->head = page;
-    q->tail = page;
-}
-
-static void queue_push_front(fa_page_queue_t *q, fa_page_t *page)
-{
-    page->prev = NULL;
-    page->next = q->head;
-    if (q->head)
-        q->head->prev = page;
-    else
-        q->tail = page;
-    q->head = page;
-}
-
 /* The sparse trigger (types.h: sparse_at) of a page in its queue, not at its head. A page
  * that already has no more blocks than the trigger's point goes without one. */
 static void arm_sparse(fa_page_t *page)
@@ -98,7 +76,7 @@ static void queue_append(fa_heap_t *heap, fa_page_t *page)
 {
     fa_page_queue_t *q = &heap->queues[page->bin];
     bool head = q->head == NULL;
-    queue_push_back(q, page);
+    fa_page_queue_push_back(q, page);
     if (!head)
         arm_sparse(page);
 }
@@ -189,7 +167,7 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
         queue_head_changed(heap, page->bin);
         return;
     }
-    queue_push_back(&heap->full, page);
+    fa_page_queue_push_back(&heap->full, page);
     /* The owner's frees stay on the fast path, onto `local`, until the page has
      * fa_page_return_blocks of them to hand out: its `used` counts down to that point.
      * A page that frees slowly keeps thread word 0 and comes back at its first free, and so
@@ -407,7 +385,7 @@ static void candidate_pop(fa_heap_t *heap)
         return;
     queue_remove(q, page);
     if (!_fa_mesh_detach(page))
-        queue_push_back(q, page); /* no record: it stays */
+        fa_page_queue_push_back(q, page); /* no record: it stays */
 }
 
 /* The candidates that waited long enough go to the mesher; with `all`, every one. */
@@ -511,7 +489,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 queue_remove(q, page);
                 queue_append(heap, page);
                 queue_remove(q, other);
-                queue_push_front(q, other);
+                fa_page_queue_push_front(q, other);
                 queue_head_changed(heap, bin);
                 continue;
             }
@@ -533,7 +511,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         if (!page)
             page = _fa_page_pool_take(heap, bin);
         if (page) {
-            queue_push_front(q, page);
+            fa_page_queue_push_front(q, page);
             queue_head_changed(heap, bin);
             if (_fa_page_refill(page))
                 return page;
@@ -556,7 +534,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         return NULL;
     _fa_page_init(page, heap, bin);
     bool provisioned = _fa_page_extend(page);
-    queue_push_front(q, page);
+    fa_page_queue_push_front(q, page);
     queue_head_changed(heap, bin);
     return provisioned ? page : NULL; /* NULL: no memory to open the page with */
 }
