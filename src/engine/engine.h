@@ -105,6 +105,11 @@ size_t _fa_segment_first_offset(int kind);
  * there; false if the OS has no memory for it. */
 bool _fa_segment_open(fa_segment_t *seg, size_t end);
 
+/* thread_heap.c: the calling thread's heap, or the empty one that stands in */
+extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));
+extern fa_heap_t _fa_heap_empty;
+extern fa_page_t _fa_page_empty;
+
 /* page.c: free lists are built at most this many bytes (and so blocks) at a time */
 #define FA_EXTEND_BYTES 4096
 #define FA_EXTEND_MAX_BLOCKS (FA_EXTEND_BYTES / FA_ALIGN)
@@ -155,9 +160,6 @@ void _fa_page_pool_freed(fa_page_t *page, uintptr_t xfree);
 void _fa_page_pool_sweep(uint64_t now, bool force, long *next);
 
 /* heap.c */
-extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));
-extern fa_heap_t _fa_heap_empty;
-extern fa_page_t _fa_page_empty;
 fa_heap_t *_fa_heap_init_thread(void);
 /* The thread's heap for its remote-free counters: made at its first remote free, but not once
  * the thread has ended (NULL then). */

@@ -20,11 +20,6 @@
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
-__thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_fa_heap_empty;
-fa_page_t _fa_page_empty = {.free = FA_LIST_END, .local = FA_LIST_END};
-fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty},
-                            .bin_page = {[0 ... FA_BINS - 1] = &_fa_page_empty}};
-
 static fa_heap_t *pool; /* heap structures not in use */
 static fa_heap_t *all_heaps;
 /* Heaps whose thread ended, kept whole, newest first: the next thread that starts takes one
