@@ -247,6 +247,19 @@ static inline uint64_t fa_trace_block_checksum(const struct fa_trace_block *b, c
     return fa_trace_checksum_add(h, records, b->bytes);
 }
 
+/* A writer's header before its own fields (pid, clock, mode, ...): zeros, the magic, the
+ * version and the sizes. */
+static inline struct fa_trace_header fa_trace_header_start(void)
+{
+    struct fa_trace_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, FA_TRACE_MAGIC, sizeof h.magic);
+    h.version = FA_TRACE_VERSION;
+    h.header_size = sizeof h;
+    h.block_header_size = sizeof(struct fa_trace_block);
+    return h;
+}
+
 #ifdef __cplusplus
 static_assert(sizeof(struct fa_trace_header) == 64, "trace header layout");
 static_assert(sizeof(struct fa_trace_block) == 48, "trace block header layout");

@@ -1,5 +1,5 @@
 /* The table through which the core (the fast engine, src/engine) reaches the allocation mode in
- * force: the core's own (engine/alloc.c), secure mode's (engine/secure/, libfitalloc-secure.so
+ * force: the core's own (engine/core_mode.c), secure mode's (engine/secure/, libfitalloc-secure.so
  * only) or the lab's (FITALLOC_MODE=lab). process/ chooses it once, at process start; until
  * then it is the core's. The core tests no mode flag: where a mode differs, it calls the table.
  *

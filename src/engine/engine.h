@@ -99,7 +99,8 @@ void _fa_segment_release(fa_segment_t *seg);
 fa_segment_t *_fa_segment_pop_abandoned(int kind); /* FA_SEG_SMALL, _MEDIUM or _BIG */
 void _fa_segment_abandon(fa_segment_t *seg);
 void _fa_segments_purge(uint64_t now, bool force, long *next);
-void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
+/* fn for every page in use of the small and medium segments, under _fa_global_lock. */
+void _fa_pages_foreach(void (*fn)(const fa_page_t *page, void *arg), void *arg);
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
 /* The large block's segment whose mapping holds address p, by the segment map; NULL if none. */
 fa_segment_t *_fa_large_header(uintptr_t p);
@@ -107,6 +108,11 @@ size_t _fa_segment_first_offset(int kind);
 /* Make seg's memory up to `end` bytes from its start accessible, before a page provisions blocks
  * there; false if the OS has no memory for it. */
 bool _fa_segment_open(fa_segment_t *seg, size_t end);
+
+/* thread_heap.c: the calling thread's heap, or the empty one that stands in */
+extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));
+extern fa_heap_t _fa_heap_empty;
+extern fa_page_t _fa_page_empty;
 
 /* page.c: free lists are built at most this many bytes (and so blocks) at a time */
 #define FA_EXTEND_BYTES 4096
@@ -158,9 +164,6 @@ void _fa_page_pool_freed(fa_page_t *page, uintptr_t xfree);
 void _fa_page_pool_sweep(uint64_t now, bool force, long *next);
 
 /* heap.c */
-extern __thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec")));
-extern fa_heap_t _fa_heap_empty;
-extern fa_page_t _fa_page_empty;
 fa_heap_t *_fa_heap_init_thread(void);
 /* The thread's heap for its remote-free counters: made at its first remote free, but not once
  * the thread has ended (NULL then). */

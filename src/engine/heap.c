@@ -20,11 +20,6 @@
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
-__thread fa_heap_t *_fa_heap_tls __attribute__((tls_model("initial-exec"))) = &_fa_heap_empty;
-fa_page_t _fa_page_empty = {.free = FA_LIST_END, .local = FA_LIST_END};
-fa_heap_t _fa_heap_empty = {.direct = {[0 ... FA_DIRECT_SLOTS - 1] = &_fa_page_empty},
-                            .bin_page = {[0 ... FA_BINS - 1] = &_fa_page_empty}};
-
 static fa_heap_t *pool; /* heap structures not in use */
 static fa_heap_t *all_heaps;
 /* Heaps whose thread ended, kept whole, newest first: the next thread that starts takes one
@@ -49,28 +44,6 @@ static fa_heap_t *carve_heap_locked(void)
     heap->all_next = all_heaps;
     all_heaps = heap;
     return heap;
-}
-
-static void queue_push_back(fa_page_queue_t *q, fa_page_t *page)
-{
-    page->next = NULL;
-    page->prev = q->tail;
-    if (q->tail)
-        q->tail->next = page;
-    else
-        q->head = page;
-    q->tail = page;
-}
-
-static void queue_push_front(fa_page_queue_t *q, fa_page_t *page)
-{
-    page->prev = NULL;
-    page->next = q->head;
-    if (q->head)
-        q->head->prev = page;
-    else
-        q->tail = page;
-    q->head = page;
 }
 
 /* The sparse trigger (types.h: sparse_at) of a page in its queue, not at its head. A page
@@ -98,7 +71,7 @@ static void queue_append(fa_heap_t *heap, fa_page_t *page)
 {
     fa_page_queue_t *q = &heap->queues[page->bin];
     bool head = q->head == NULL;
-    queue_push_back(q, page);
+    fa_page_queue_push_back(q, page);
     if (!head)
         arm_sparse(page);
 }
@@ -189,7 +162,7 @@ static void move_to_full(fa_heap_t *heap, fa_page_t *page)
         queue_head_changed(heap, page->bin);
         return;
     }
-    queue_push_back(&heap->full, page);
+    fa_page_queue_push_back(&heap->full, page);
     /* The owner's frees stay on the fast path, onto `local`, until the page has
      * fa_page_return_blocks of them to hand out: its `used` counts down to that point.
      * A page that frees slowly keeps thread word 0 and comes back at its first free, and so
@@ -407,7 +380,7 @@ static void candidate_pop(fa_heap_t *heap)
         return;
     queue_remove(q, page);
     if (!_fa_mesh_detach(page))
-        queue_push_back(q, page); /* no record: it stays */
+        fa_page_queue_push_back(q, page); /* no record: it stays */
 }
 
 /* The candidates that waited long enough go to the mesher; with `all`, every one. */
@@ -519,7 +492,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 queue_remove(q, page);
                 queue_append(heap, page);
                 queue_remove(q, other);
-                queue_push_front(q, other);
+                fa_page_queue_push_front(q, other);
                 queue_head_changed(heap, bin);
                 continue;
             }
@@ -553,7 +526,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         if (!page)
             page = _fa_page_pool_take(heap, bin);
         if (page) {
-            queue_push_front(q, page);
+            fa_page_queue_push_front(q, page);
             queue_head_changed(heap, bin);
             if (_fa_page_refill(page))
                 return page;
@@ -576,7 +549,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         return NULL;
     _fa_page_init(page, heap, bin);
     bool provisioned = _fa_page_extend(page);
-    queue_push_front(q, page);
+    fa_page_queue_push_front(q, page);
     queue_head_changed(heap, bin);
     return provisioned ? page : NULL; /* NULL: no memory to open the page with */
 }

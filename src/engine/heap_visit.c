@@ -21,41 +21,36 @@ struct visit {
 };
 
 /* Other threads' page fields are read as they are, on purpose (a snapshot, like stats.c). */
-__attribute__((no_sanitize("thread"))) static void visit_pages(fa_segment_t *seg, void *arg)
+__attribute__((no_sanitize("thread"))) static void visit_page(const fa_page_t *page, void *arg)
 {
     struct visit *v = arg;
-    for (size_t i = 0; i < seg->page_count; i++) {
-        const fa_page_t *page = &seg->pages[i];
-        if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED)
-            continue;
-        uintptr_t owner = fa_atomic_load_acquire(&page->owner);
-        const fa_heap_t *heap = fa_owner_heap(owner);
-        size_t used = fa_page_count(page), block_size = page->block_size;
-        size_t capacity = page->reserved;
-        /* A page without an owner and without a block in use is being set up or given back
-         * right now (an abandoned page keeps at least one block, or it is released). */
-        if ((!heap && used == 0) || block_size == 0)
-            continue;
-        /* The blocks on `free` are not live. */
-        size_t not_live = fa_page_free_length(page) + _fa_guard_held_in(page);
-        used = used >= not_live ? used - not_live : 0;
-        /* Records are never unmapped; the mesher may change one meanwhile (a snapshot). */
-        const fa_mesh_page_t *rec = fa_atomic_load_acquire(&page->mesh);
-        struct fa_heap_area area = {
-            .kind = FA_AREA_PAGE,
-            .mine = heap == v->mine,
-            .owner = (uintptr_t)heap,
-            .start = (void *)page->start,
-            .size = capacity * block_size,
-            .block_size = block_size,
-            .capacity = capacity,
-            .used = used < capacity ? used : capacity,
-            .shared = rec ? (size_t)rec->shared * FA_MESH_FRAME : 0,
-            .returned = rec ? (size_t)__builtin_popcount(rec->returned) * FA_MESH_FRAME : 0,
-        };
-        v->fn(&area, v->arg);
-        v->areas++;
-    }
+    uintptr_t owner = fa_atomic_load_acquire(&page->owner);
+    const fa_heap_t *heap = fa_owner_heap(owner);
+    size_t used = fa_page_count(page), block_size = page->block_size;
+    size_t capacity = page->reserved;
+    /* A page without an owner and without a block in use is being set up or given back
+     * right now (an abandoned page keeps at least one block, or it is released). */
+    if ((!heap && used == 0) || block_size == 0)
+        return;
+    /* The blocks on `free` are not live. */
+    size_t not_live = fa_page_free_length(page) + _fa_guard_held_in(page);
+    used = used >= not_live ? used - not_live : 0;
+    /* Records are never unmapped; the mesher may change one meanwhile (a snapshot). */
+    const fa_mesh_page_t *rec = fa_atomic_load_acquire(&page->mesh);
+    struct fa_heap_area area = {
+        .kind = FA_AREA_PAGE,
+        .mine = heap == v->mine,
+        .owner = (uintptr_t)heap,
+        .start = (void *)page->start,
+        .size = capacity * block_size,
+        .block_size = block_size,
+        .capacity = capacity,
+        .used = used < capacity ? used : capacity,
+        .shared = rec ? (size_t)rec->shared * FA_MESH_FRAME : 0,
+        .returned = rec ? (size_t)__builtin_popcount(rec->returned) * FA_MESH_FRAME : 0,
+    };
+    v->fn(&area, v->arg);
+    v->areas++;
 }
 
 /* Under _fa_global_lock (large.c): no thread can unmap the block meanwhile; its size may
@@ -81,7 +76,7 @@ FA_API int fa_heap_visit(fa_heap_visit_fn fn, void *arg)
     if (!fn)
         return -1;
     struct visit v = {.fn = fn, .arg = arg, .mine = _fa_heap_tls};
-    _fa_segments_foreach(visit_pages, &v);
+    _fa_pages_foreach(visit_page, &v);
     _fa_large_foreach(visit_large, &v);
     return v.areas;
 }

@@ -44,14 +44,7 @@ uint64_t _fa_page_pool_puts;  /* pages given to the pool with live blocks (likew
 
 static void pool_append_locked(fa_page_t *page)
 {
-    fa_page_queue_t *q = &pooled[page->bin];
-    page->next = NULL;
-    page->prev = q->tail;
-    if (q->tail)
-        q->tail->next = page;
-    else
-        q->head = page;
-    q->tail = page;
+    fa_page_queue_push_back(&pooled[page->bin], page);
     page->pooled = FA_POOL_CLASS;
     /* The blocks the page holds, for the remote frees that may empty it. */
     fa_atomic_store_relaxed(&page->pool_live, page->used);

@@ -481,11 +481,13 @@ void _fa_segments_purge(uint64_t now, bool force, long *next)
     fa_mutex_unlock(&_fa_global_lock);
 }
 
-void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg)
+void _fa_pages_foreach(void (*fn)(const fa_page_t *page, void *arg), void *arg)
 {
     fa_mutex_lock(&_fa_global_lock);
     for (fa_segment_t *seg = registry; seg; seg = seg->all_next)
-        fn(seg, arg);
+        for (size_t i = 0; i < seg->page_count; i++)
+            if (fa_atomic_load_acquire(&seg->pages[i].state) == FA_PAGE_USED)
+                fn(&seg->pages[i], arg);
     fa_mutex_unlock(&_fa_global_lock);
 }
 

@@ -25,19 +25,14 @@ struct snapshot {
     uint64_t hot_reuses, hot_held, hot_held_bytes;
 };
 
-__attribute__((no_sanitize("thread"))) static void add_pages(fa_segment_t *seg, void *arg)
+__attribute__((no_sanitize("thread"))) static void add_page(const fa_page_t *page, void *arg)
 {
     struct snapshot *snap = arg;
-    for (size_t i = 0; i < seg->page_count; i++) {
-        const fa_page_t *page = &seg->pages[i];
-        if (fa_atomic_load_acquire(&page->state) != FA_PAGE_USED)
-            continue;
-        struct fa_stats_class *c = &snap->out->size_class[page->bin];
-        c->frees += fa_page_frees(page);
-        c->allocs += page->placed - fa_page_free_length(page);
-        snap->pending[page->bin] -= (int64_t)page->xcollected;
-        snap->pending[page->bin] += (int64_t)_fa_guard_held_in(page);
-    }
+    struct fa_stats_class *c = &snap->out->size_class[page->bin];
+    c->frees += fa_page_frees(page);
+    c->allocs += page->placed - fa_page_free_length(page);
+    snap->pending[page->bin] -= (int64_t)page->xcollected;
+    snap->pending[page->bin] += (int64_t)_fa_guard_held_in(page);
 }
 
 __attribute__((no_sanitize("thread"))) static void add_heap(const fa_heap_t *heap, void *arg)
@@ -70,7 +65,7 @@ FA_API int fa_stats_get(struct fa_stats *out)
         snap.pending[bin] = (int64_t)(fa_atomic_load_relaxed(&_fa_counters.remote_frees[bin]) -
                                       fa_atomic_load_relaxed(&_fa_counters.collected[bin]));
     }
-    _fa_segments_foreach(add_pages, &snap);
+    _fa_pages_foreach(add_page, &snap);
     _fa_heaps_foreach(add_heap, &snap);
 #define FA_COUNTER_LOAD(name) uint64_t name = fa_atomic_load_relaxed(&_fa_counters.name);
     FA_COUNTERS(FA_COUNTER_LOAD)

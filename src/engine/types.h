@@ -330,6 +330,29 @@ typedef struct fa_page_queue_s {
     fa_page_t *tail;
 } fa_page_queue_t;
 
+/* Put page into q's doubly linked list after `after` (NULL: at the head). */
+static inline void fa_page_queue_insert(fa_page_queue_t *q, fa_page_t *after, fa_page_t *page)
+{
+    page->prev = after;
+    page->next = after ? after->next : q->head;
+    if (page->next)
+        page->next->prev = page;
+    else
+        q->tail = page;
+    if (after)
+        after->next = page;
+    else
+        q->head = page;
+}
+static inline void fa_page_queue_push_back(fa_page_queue_t *q, fa_page_t *page)
+{
+    fa_page_queue_insert(q, q->tail, page);
+}
+static inline void fa_page_queue_push_front(fa_page_queue_t *q, fa_page_t *page)
+{
+    fa_page_queue_insert(q, NULL, page);
+}
+
 /* Take page out of q's doubly linked list. */
 static inline void fa_page_queue_unlink(fa_page_queue_t *q, fa_page_t *page)
 {

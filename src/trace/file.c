@@ -38,12 +38,7 @@ static void path_with_pid(char *out, uint32_t pid)
 
 static int write_header(int to, uint32_t parent_pid)
 {
-    struct fa_trace_header h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, FA_TRACE_MAGIC, sizeof h.magic);
-    h.version = FA_TRACE_VERSION;
-    h.header_size = sizeof h;
-    h.block_header_size = sizeof(struct fa_trace_block);
+    struct fa_trace_header h = fa_trace_header_start();
     h.clock_period = FA_TRACE_CLOCK_PERIOD;
     h.pid = writer_pid;
     h.parent_pid = parent_pid;

@@ -26,7 +26,7 @@ rc=0
 run_checks "the Redis study's results are not what was run (above)" "$work/res" <<'PY'
 import json, os, sys
 res = sys.argv[1]
-from checks import bad, check, finish, table_rows
+from checks import bad, check, finish, ok_runs, table_rows
 
 doc = json.load(open(os.path.join(res, "redis", "redis.json")))
 names = [r["name"] for r in doc["rows"]]
@@ -39,12 +39,7 @@ check("| allocator | load s | used_memory MiB | RSS MiB | PSS MiB | RSS / used |
       in report, "report.md has no table")
 check("| Mesh (PLDI 2019, reported) |" in report, "the paper's row is missing")
 rows = table_rows(report)
-for row in doc["rows"]:
-    name = row["name"]
-    check(row["status"] == "ok", f"{name}: {row['status']} {row['note']}")
-    if row["status"] != "ok":
-        continue
-    run = row["runs"][0]
+for name, run in ok_runs(doc):
     # The load completed: every key is either in the database or was evicted.
     total = doc["keys1"] + doc["keys2"]
     check(run["keys"] > 0 and run["evicted_keys"] > 0, f"{name}: keys {run['keys']}, "

@@ -54,18 +54,13 @@ bash "$src/tools/bench.sh" --lib "$lib" --bin-dir "$work/bin" --no-install --stu
 
 run_checks "the server study's results are not what was run (above)" "$work/res" <<'PY'
 import json, os, sys
-from checks import check, finish, table_rows
+from checks import check, finish, ok_runs, table_rows
 res = sys.argv[1]
 doc = json.load(open(os.path.join(res, "server", "server.json")))
 names = [r["name"] for r in doc["rows"]]
 check(names == ["fitalloc", "fitalloc-mesh", "glibc"], f"allocators {names}")
 rows = table_rows(open(os.path.join(res, "report.md")).read())
-for row in doc["rows"]:
-    name = row["name"]
-    check(row["status"] == "ok", f"{name}: {row['status']} {row['note']}")
-    if row["status"] != "ok":
-        continue
-    run = row["runs"][0]
+for name, run in ok_runs(doc):
     check(run["rounds"] >= 1 and run["requests"] == run["rounds"] * 2 * doc["requests"],
           f"{name}: {run['requests']} requests in {run['rounds']} rounds")
     check(run["seconds"] >= doc["seconds"], f"{name}: stopped after {run['seconds']} s")

@@ -376,29 +376,17 @@ static int zero_size(int write, int after_free)
     return MU_OK;
 }
 
-static int zero_read(size_t n)
-{
-    (void)n;
-    return zero_size(0, 0);
-}
-
-static int zero_write(size_t n)
-{
-    (void)n;
-    return zero_size(1, 0);
-}
-
-static int zero_read_after_free(size_t n)
-{
-    (void)n;
-    return zero_size(0, 1);
-}
-
-static int zero_write_after_free(size_t n)
-{
-    (void)n;
-    return zero_size(1, 1);
-}
+/* The four cases of zero_size: name(n) reads or writes, before or after the free. */
+#define ZERO_CASE(name, write, after_free)                                                         \
+    static int name(size_t n)                                                                      \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return zero_size(write, after_free);                                                       \
+    }
+ZERO_CASE(zero_read, 0, 0)
+ZERO_CASE(zero_write, 1, 0)
+ZERO_CASE(zero_read_after_free, 0, 1)
+ZERO_CASE(zero_write_after_free, 1, 1)
 
 static int zero_double_free(size_t n)
 {

@@ -81,12 +81,7 @@ static inline void tb_release(struct trace_builder *tb)
 
 static inline struct fa_trace_header trace_header(void)
 {
-    struct fa_trace_header h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, FA_TRACE_MAGIC, sizeof h.magic);
-    h.version = FA_TRACE_VERSION;
-    h.header_size = sizeof h;
-    h.block_header_size = sizeof(struct fa_trace_block);
+    struct fa_trace_header h = fa_trace_header_start();
     h.pid = 4242;
     h.clock_period = 1;
     return h;

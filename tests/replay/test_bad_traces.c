@@ -62,29 +62,20 @@ static void test_header_fields(const struct trace_builder *tb)
     write_with_header("bad-magic.fat", &h, tb, NULL);
     expect_refused("bad-magic.fat", 0, "not a fitalloc trace");
 
-    h = trace_header();
-    h.version = 3;
-    write_with_header("bad-version.fat", &h, tb, NULL);
-    expect_refused("bad-version.fat", offsetof(struct fa_trace_header, version),
-                   "version 3, this reader knows version 2");
-
-    h = trace_header();
-    h.version = __builtin_bswap32(FA_TRACE_VERSION);
-    write_with_header("bad-order.fat", &h, tb, NULL);
-    expect_refused("bad-order.fat", offsetof(struct fa_trace_header, version),
-                   "written on a machine of the other byte order");
-
-    h = trace_header();
-    h.header_size = 12;
-    write_with_header("bad-header-size.fat", &h, tb, NULL);
-    expect_refused("bad-header-size.fat", offsetof(struct fa_trace_header, header_size),
-                   "bad header_size 12");
-
-    h = trace_header();
-    h.block_header_size = 40;
-    write_with_header("bad-block-header-size.fat", &h, tb, NULL);
-    expect_refused("bad-block-header-size.fat", offsetof(struct fa_trace_header, block_header_size),
-                   "bad block_header_size 40");
+/* A trace whose header has `field` = value is refused at that field, saying message. */
+#define BAD_HEADER(file, field, value, message)                                                    \
+    do {                                                                                           \
+        h = trace_header();                                                                        \
+        h.field = value;                                                                           \
+        write_with_header(file, &h, tb, NULL);                                                     \
+        expect_refused(file, offsetof(struct fa_trace_header, field), message);                    \
+    } while (0)
+    BAD_HEADER("bad-version.fat", version, 3, "version 3, this reader knows version 2");
+    BAD_HEADER("bad-order.fat", version, __builtin_bswap32(FA_TRACE_VERSION),
+               "written on a machine of the other byte order");
+    BAD_HEADER("bad-header-size.fat", header_size, 12, "bad header_size 12");
+    BAD_HEADER("bad-block-header-size.fat", block_header_size, 40, "bad block_header_size 40");
+#undef BAD_HEADER
 
     /* A file that ends inside the header's block_header_size field. */
     h = trace_header();
