@@ -504,7 +504,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 _fa_page_init(other, heap, bin);
                 queue_remove(q, page);
                 queue_append(heap, page);
-                queue_push_front(q, other);
+                fa_page_queue_push_front(q, other);
                 queue_head_changed(heap, bin);
                 continue;
             }
