@@ -8,9 +8,8 @@
  * block keeps its bytes until it is freed (a pattern), and once all are freed and the ended
  * threads' heaps are collected no page holds a block of the class (none lost on a remote list
  * nobody collects), and the heap checker passes on every thread as pages come and go. Run
- * as the default has it (the pool on: pages must have changed hands), then with
- * FITALLOC_PAGE_POOL=0 (no page changes hands), on with meshing, and on for an idle owner
- * (below). */
+ * with the pool off (FITALLOC_PAGE_POOL, the default: no page changes hands), then again with
+ * it on (pages must have changed hands), on with meshing, and on for an idle owner (below). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -337,11 +336,11 @@ int main(int argc, char **argv)
         run_idle_owner();
         return 0;
     }
-    run(argc > 1 ? argv[1] : "(default)");
+    run(argc > 1 ? argv[1] : "(pool off)");
     if (argc == 1) {
-        const char *env[] = {"FITALLOC_PAGE_POOL=0", NULL};
-        char *args[] = {argv[0], (char *)"--pool-off", NULL};
-        fa_test_rerun("FITALLOC_PAGE_POOL=0", env, args);
+        const char *env[] = {"FITALLOC_PAGE_POOL=1", NULL};
+        char *args[] = {argv[0], (char *)"--pool", NULL};
+        fa_test_rerun("FITALLOC_PAGE_POOL=1", env, args);
         /* Meshing never takes a page that went through the pool: both on at once. */
         const char *mesh_env[] = {"FITALLOC_PAGE_POOL=1", "FITALLOC_MESH=1", NULL};
         char *mesh_args[] = {argv[0], (char *)"--pool-mesh", NULL};
