@@ -325,7 +325,9 @@ static void copy_live(uintptr_t from, size_t offset, const fa_page_t *page, size
 /* Put unit b's frame on a's physical page (or both on a new one). false: nothing changed. */
 static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, size_t count)
 {
-    if (!a->unit->group && b->unit->group) {
+    /* b's frames are the ones frozen and mapped anew: b is the side with fewer members (a
+     * private frame before a group; of two groups, the smaller one moves). */
+    if (!a->unit->group ? b->unit->group != NULL : b->unit->group && b->members > a->members) {
         fa_mesh_unit_t *t = a;
         a = b;
         b = t;
