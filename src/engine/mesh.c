@@ -390,14 +390,23 @@ void _fa_mesh_unmesh(fa_mesh_page_t *rec)
         region_release(rec->region);
         rec->region = FA_MESH_NO_REGION;
     }
+    size_t run_end = 0; /* frames below it are mapped fresh already */
     for (size_t k = 0; k < FA_MESH_FRAMES && rec->shared; k++) {
         fa_mesh_frame_t *f = &rec->frames[k];
         fa_mesh_group_t *g = f->group;
         if (!g)
             continue;
-        /* The page has no live block: its frame needs no copy, only memory of its own. */
-        if (!_fa_os_map_fresh_at((void *)fa_mesh_frame_address(f), FA_MESH_FRAME))
-            _fa_fatal("fitalloc: meshing could not unmap %p\n", (void *)fa_mesh_frame_address(f));
+        /* The page has no live block: its frames need no copy, only memory of their own; a
+         * run of shared frames in one call (an emptied meshed page has most of them shared). */
+        if (k >= run_end) {
+            run_end = k + 1;
+            while (run_end < FA_MESH_FRAMES && rec->frames[run_end].group)
+                run_end++;
+            if (!_fa_os_map_fresh_at((void *)fa_mesh_frame_address(f),
+                                     (run_end - k) * FA_MESH_FRAME))
+                _fa_fatal("fitalloc: meshing could not unmap %p\n",
+                          (void *)fa_mesh_frame_address(f));
+        }
         rec->prepared &= ~(1u << k);
         fa_mesh_frame_t **link = &g->first;
         while (*link != f)
