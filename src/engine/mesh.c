@@ -15,14 +15,15 @@
  *      live bytes are copied into it at their offsets;
  *   3. each virtual frame of both sides is mapped onto that file page, read/write (the mapping
  *      replaces the read-only one, and the private page it held goes back to the OS);
- *   4. the writers waiting wake, and find the new mapping.
+ *   4. the writers waiting wake (every few merges), and find the new mapping.
  * A merge saves one physical page. Frames of a detached page that hold no live byte go back to
  * the OS without a merge (madvise), and come back as fresh zero pages when the page is used
  * again. Only what is meshed lives in the file: programs that never mesh keep anonymous
  * memory and pay nothing.
  *
  * Costs and limits: each merge is a few system calls (one to freeze each frame copied, plus
- * one registration per page, an mmap for each frame mapped, a read of the writers waiting);
+ * one registration per page, an mmap for each frame mapped; a read of the writers waiting
+ * every few merges);
  * each virtual frame mapped onto the file may be a kernel mapping of its own, so the shared
  * frames are kept below half of vm.max_map_count; a pass makes at most FA_MESH_MERGES_PER_PASS
  * merges and tries only pairs with a page that changed since the last pass through its class.
@@ -47,7 +48,8 @@
 #define FA_MESH_MAX_MEMBERS 16
 #define FA_MESH_WINDOW 256 /* a frame looks for a partner among the next 256 */
 #define FA_MESH_MERGES_PER_PASS 2048
-#define FA_MESH_UNITS 4096 /* frames (or groups) looked at per class and frame index */
+#define FA_MESH_WAKE_EVERY 16 /* merges */
+#define FA_MESH_UNITS 4096    /* frames (or groups) looked at per class and frame index */
 #define FA_MESH_FRAME_SLOTS (FA_MESH_FRAME / FA_ALIGN + 1) /* most slots a frame touches */
 #define FA_MESH_MASK_WORDS ((FA_MESH_FRAME_SLOTS + 63) / 64)
 
@@ -369,7 +371,6 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         map_onto(m, g);
         m = next;
     }
-    _fa_os_freeze_wake_replaced();
     if (old)
         group_free(old);
     a->unit = g->first;
@@ -505,10 +506,14 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
                 a->members + b->members > FA_MESH_MAX_MEMBERS ||
                 shared_frames + (long)b->members + 1 > shared_limit || !disjoint(a->mask, b->mask))
                 continue;
-            if (merge(a, b, k, first, count))
-                merges++;
+            /* The writers that waited on frames mapped anew are woken every few merges rather
+             * than after each: the look for them is a system call, and finds none nearly always. */
+            if (merge(a, b, k, first, count) && ++merges % FA_MESH_WAKE_EVERY == 0)
+                _fa_os_freeze_wake_replaced();
         }
     }
+    if (merges % FA_MESH_WAKE_EVERY)
+        _fa_os_freeze_wake_replaced();
     return merges;
 }
 
