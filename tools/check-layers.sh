@@ -16,7 +16,9 @@
 # headers below (and valgrind's for the debugging-tools build).
 #
 # Two seams are checked the same way: the engine reaches the mode in force only through its
-# table (common/mode.h: `_fa_mode->...`, never a test of `_fa_mode` itself), and a call is
+# table (common/mode.h: `_fa_mode->...`, never a test of `_fa_mode` itself; no core file, one
+# of engine/ outside engine/secure/, tests secure mode's or tracing's flag: a mode's pages are
+# marked and handled through engine/mode_pages.h), and a call is
 # recorded only where it enters, through FA_TRACED (trace/record.h): outside trace/ only
 # override/ calls the recorder's enter, record and leave (operator new's traced calls, which a
 # new-handler may interrupt). Prints each violation as file:line: message and exits 1 if there
@@ -90,6 +92,10 @@ done < <(find "$src" -type f \( -name '*.c' -o -name '*.h' \) | sort)
 while IFS=: read -r file line _; do
     report "src/${file#"$src"/}:$line" "tests the mode: the engine calls its table (common/mode.h)"
 done < <(grep -rnE '_fa_mode($|[^-_[:alnum:]]|-[^>])' "$src/engine" --include='*.[ch]' || true)
+while IFS=: read -r file line _; do
+    report "src/${file#"$src"/}:$line" "tests a mode's flag in the core: use engine/mode_pages.h"
+done < <(grep -rnE '(^|[^_[:alnum:]])(_fa_secure|_fa_tracing|_fa_trace_on|fa_secure_marked)($|[^_[:alnum:]])' \
+    "$src/engine" --include='*.[ch]' | grep -v "^$src/engine/secure/" || true)
 while IFS=: read -r file line _; do
     report "src/${file#"$src"/}:$line" "records a call outside its entry: use FA_TRACED (trace/record.h)"
 done < <(grep -rnE '_fa_trace_(enter|record|leave|free_begin)\(' "$src" --include='*.[ch]' |

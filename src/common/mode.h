@@ -7,13 +7,16 @@
  * outside the core's segments (the lab, secure mode's malloc(0)), and in the lab no thread has
  * a heap, so every call on them misses the fast paths and reaches the slow paths, which ask the
  * table. Blocks the core served before the mode started stay the core's (`owns` tells them
- * apart). */
+ * apart). A mode may also make pages of its own in the core's segments (secure mode's, with
+ * trailers and guard pages): the core marks them and calls the table's `pages` on them. */
 #ifndef FA_MODE_H
 #define FA_MODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct fa_mode_pages;
 
 struct fa_mode_ops {
     /* A malloc the fast paths could not serve: n bytes, 16-byte aligned; NULL and errno ENOMEM
@@ -41,6 +44,9 @@ struct fa_mode_ops {
     void (*fork_parent)(void);
     void (*fork_child)(void);
     void (*stats_print)(int fd, bool json); /* FITALLOC_STATS at exit */
+    /* The mode's own pages and large blocks inside the core's segments (engine/mode_pages.h:
+     * the core calls them where such a page differs from its own); NULL: the mode makes none. */
+    const struct fa_mode_pages *pages;
 };
 
 /* Never NULL. Set once, at process start. */

@@ -5,11 +5,12 @@
 
 #include "fitalloc-trace.h"
 #include "engine/fastpath.h"
+#include "engine/mode_pages.h"
 #include "engine/size_class.h"
 
 /* The core's malloc past the fast paths (common/mode.h): the thread's heap, made at its first
  * call, then a page of the class, or a large block. */
-static void *core_malloc(size_t n)
+void *_fa_core_malloc(size_t n)
 {
     fa_heap_t *heap = _fa_heap_tls;
     if (fa_unlikely(heap == &_fa_heap_empty)) {
@@ -82,7 +83,8 @@ static size_t usable_size(const void *p, const char *caller, fa_segment_t **seg_
             _fa_bad_pointer(caller, p);
         return seg->large_usable;
     }
-    return fa_secure_marked(page) ? _fa_secure_usable(page, p, caller) : page->block_size;
+    const struct fa_mode_pages *own = fa_mode_pages_of(page);
+    return own ? own->usable(page, p, caller) : page->block_size;
 }
 
 void *_fa_calloc(size_t count, size_t size)
@@ -98,6 +100,22 @@ void *_fa_calloc(size_t count, size_t size)
     if (p)
         memset(p, 0, total);
     return p;
+}
+
+/* realloc of one of the core's blocks without a move where it can: the block kept when the new
+ * size fits and does not waste more than half of it, or a large block's mapping resized; NULL:
+ * it moves. */
+static void *resize_in_place(fa_segment_t *seg, void *p, size_t n, size_t usable, bool large)
+{
+    /* A large block in a reused bigger mapping counts its request, not the slack after it,
+     * so that a buffer growing into that slack is not taken for a shrink and trimmed. */
+    size_t held = large ? usable - seg->large_slack : usable;
+    if (n <= usable && (n >= held / 2 || usable <= 64)) {
+        if (large && n > held)
+            _fa_large_grew_in_place(seg, n);
+        return p;
+    }
+    return large && n > FA_CLASS_MAX ? _fa_large_realloc(seg, n) : NULL;
 }
 
 void *_fa_realloc(void *p, size_t n)
@@ -117,31 +135,11 @@ void *_fa_realloc(void *p, size_t n)
     bool large = seg->kind == FA_SEG_LARGE;
     if (!large && (fa_guard_holds(page, p) || _fa_block_is_free(page, p)))
         _fa_double_free("realloc", p, usable);
-    /* Keep the block when the new size fits and does not waste more than half of it. A secure
-     * block records the size asked for: it stays when its trailer still fits. */
-    bool secure = large ? fa_secure_marked(seg) : fa_secure_marked(page);
-    if (FA_SECURE_BUILT && secure && !large && _fa_secure_resize(page, p, n))
-        return p;
-    if (FA_SECURE_BUILT && secure && large && _fa_secure_is_large(n)) {
-        _fa_secure_large_check(seg, "realloc", 0);
-        void *q = _fa_secure_large_realloc(seg, n);
-        if (q)
-            return q;
-    }
-    /* A large block in a reused bigger mapping counts its request, not the slack after it,
-     * so that a buffer growing into that slack is not taken for a shrink and trimmed. */
-    size_t held = large ? usable - seg->large_slack : usable;
-    if (!secure && n <= usable && (n >= held / 2 || usable <= 64)) {
-        if (large && n > held)
-            _fa_large_grew_in_place(seg, n);
-        return p;
-    }
-    if (!secure && large && n > FA_CLASS_MAX) {
-        void *q = _fa_large_realloc(seg, n);
-        if (q)
-            return q;
-    }
-    void *q = fa_malloc_inline(n);
+    const struct fa_mode_pages *own = large ? fa_mode_pages_of(seg) : fa_mode_pages_of(page);
+    void *q = own ? own->realloc(seg, page, p, n) : resize_in_place(seg, p, n, usable, large);
+    if (q)
+        return q;
+    q = fa_malloc_inline(n);
     if (!q)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
@@ -157,12 +155,3 @@ size_t _fa_usable_size_generic(const void *p)
         return _fa_mode->usable_size(p);
     return p ? usable_size(p, "malloc_usable_size", &seg, &page) : 0;
 }
-
-/* The core's own mode: no blocks outside its segments, nothing more to do at a thread's end or
- * a fork (process/ does the core's part). */
-const struct fa_mode_ops _fa_core_mode = {
-    .malloc = core_malloc,
-    .aligned = _fa_core_aligned,
-    .large = _fa_large_alloc,
-    .stats_print = _fa_stats_print,
-};

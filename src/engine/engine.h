@@ -29,7 +29,7 @@ static inline struct fa_heap_s *fa_owner_heap(uintptr_t word)
     return (struct fa_heap_s *)(word & ~(FA_OWNER_FULL | FA_OWNER_SLOW));
 }
 
-/* guard.c: it keeps no more big blocks inaccessible (its budget is spent). */
+/* page.c: guard.c keeps no more big blocks inaccessible (its budget is spent, it set this). */
 extern bool _fa_guard_spent;
 
 /* Whether the free fast path hands even the owner's frees of the page's blocks to the slow
@@ -80,8 +80,8 @@ extern fa_mutex_t _fa_global_lock; /* registry, caches, abandoned list, heap poo
  * to it; or unmap `chunks` chunks from seg on. */
 void _fa_segmap_add(fa_segment_t *seg, size_t chunks);
 void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
-/* A free page in state `want` (FA_PAGE_DIRTY or FA_PAGE_CLEAN) of the heap's own segments, set
- * up for class bin; NULL if none. */
+/* A free page in state `want` (FA_PAGE_DIRTY or FA_PAGE_CLEAN) of the heap's own segments of
+ * class bin's kind, or of a new one, for the heap to set up (page.c); NULL if none. */
 fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want);
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin); /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);
@@ -97,6 +97,8 @@ void _fa_segment_abandon(fa_segment_t *seg);
 void _fa_segments_purge(uint64_t now, bool force, long *next);
 void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg);
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out);
+/* The large block's segment whose mapping holds address p, by the segment map; NULL if none. */
+fa_segment_t *_fa_large_header(uintptr_t p);
 size_t _fa_segment_first_offset(int kind);
 /* Make seg's memory up to `end` bytes from its start accessible, before a page provisions blocks
  * there; false if the OS has no memory for it. */
@@ -105,6 +107,9 @@ bool _fa_segment_open(fa_segment_t *seg, size_t end);
 /* page.c: free lists are built at most this many bytes (and so blocks) at a time */
 #define FA_EXTEND_BYTES 4096
 #define FA_EXTEND_MAX_BLOCKS (FA_EXTEND_BYTES / FA_ALIGN)
+/* Every page set up from now on, and every page a heap adopts, is slow (types.h): set by
+ * process/ when calls are traced. */
+extern bool _fa_pages_slow;
 void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin);
 /* Take the blocks other threads freed into the page (onto `local`). */
 void _fa_page_collect(fa_page_t *page);
@@ -210,9 +215,11 @@ size_t _fa_usable_size_generic(const void *p);
 
 /* n bytes aligned to `alignment`, a power of two (valloc's page alignment, too). */
 void *_fa_malloc_aligned(size_t alignment, size_t n);
-/* The core's own mode (common/mode.h), and its aligned allocation (alignment above 16). */
-extern const struct fa_mode_ops _fa_core_mode;
+/* The core's malloc past the fast paths, and its aligned allocation (alignment above 16): its
+ * mode's (core_mode.c: _fa_core_mode, common/mode.h). */
+void *_fa_core_malloc(size_t n);
 void *_fa_core_aligned(size_t alignment, size_t n);
+extern const struct fa_mode_ops _fa_core_mode;
 
 /* free.c: `caller` names the function the program called, for reports */
 void _fa_free_slow(void *p, const char *caller, size_t size);
@@ -223,72 +230,12 @@ void _fa_free_marked(void *p, fa_page_t *page, const char *caller);
 void _fa_free_reached_zero(fa_page_t *page);
 bool _fa_block_is_free(const fa_page_t *page, const fa_block_t *block);
 
-/* secure.c: secure mode (FITALLOC_SECURE), only in libfitalloc-secure.so (FA_SECURE_BUILD).
- * In the default library _fa_secure and fa_secure_marked are constant false: the compiler
- * drops secure mode's branches, and the secure sources are not linked in. A secure call in a
- * condition comes after _fa_secure (or fa_secure_marked), not after another test: clang at
- * -O0 folds `false && f()` but keeps `x && false && f()`, and f would be undefined. */
-#ifdef FA_SECURE_BUILD
-extern bool _fa_secure;
-#define FA_SECURE_BUILT 1
-#else
-#define _fa_secure false
-#define FA_SECURE_BUILT 0
-#endif
-/* A page's or segment's `secure` mark (set only by secure mode). */
-#define fa_secure_marked(x) (FA_SECURE_BUILT && (x)->secure)
-/* After the options are read: secure mode's table if it is on, else NULL. The default library's
- * (secure_absent.c) says on stderr that FITALLOC_SECURE=1 asks for the secure library. */
+/* secure.c, or secure_absent.c in the default library: secure mode as process/ starts and ends
+ * it (engine/secure/secure.h). After the options are read: secure mode's table if it is on,
+ * else NULL (the default library's says on stderr that FITALLOC_SECURE=1 asks for the secure
+ * library); at exit, this thread's held blocks, if any. */
 const struct fa_mode_ops *_fa_secure_init(void);
-void *_fa_secure_alloc(size_t n, size_t alignment);
-void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size);
-size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *caller);
-fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa_block_t *rest);
-void _fa_secure_flush(fa_heap_t *heap); /* a thread's quarantine, at its exit */
-void _fa_secure_large_check(fa_segment_t *seg, const char *caller, size_t size);
-bool _fa_secure_resize(fa_page_t *page, void *p, size_t n); /* realloc in place */
-void *_fa_secure_large_realloc(fa_segment_t *seg, size_t n);
-void _fa_secure_large_retire(fa_segment_t *seg); /* instead of unmapping it at once */
-void _fa_secure_check_quarantine(void);          /* at exit: this thread's held blocks, if any */
-bool _fa_secure_is_large(size_t n); /* a request of n bytes gets a mapping of its own */
-/* The canary byte after n bytes of a large block (secure_large.c): set, or checked. */
-void _fa_secure_canary_set(void *p, size_t len);
-bool _fa_secure_canary_intact(const void *p, size_t len);
-
-/* secure_large.c: secure mode's large blocks, between guard pages */
-void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero);
-/* In the SIGSEGV handler: report an access to a retired mapping or a live block's guards. */
-void _fa_secure_large_fault(uintptr_t address);
-
-/* secure_guard.c: guard pages in secure segments, the report of faults in guards */
-void _fa_secure_guard_segment(fa_segment_t *seg); /* when it is registered */
-/* Guard pages are made (the kernel's page is FA_OS_PAGE): the SIGSEGV hook installed. */
-extern bool _fa_secure_guards;
-void _fa_secure_guard_init(void);
-/* A big page taking another size class than it served before: a guard page at the end of each
- * block, up to `end` (a page taking its former class again has them). */
-void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end);
-
-/* secure_zero.c: malloc(0) in secure mode */
-void *_fa_secure_zero_alloc(void); /* NULL when the region is full or cannot be reserved */
-bool _fa_secure_zero_owns(const void *p);
-void _fa_secure_zero_free(void *p, const char *caller, size_t size);
-void *_fa_secure_zero_realloc(void *p, size_t n);
-size_t _fa_secure_zero_usable(const void *p);  /* 0 */
-void _fa_secure_zero_fault(uintptr_t address); /* reports an access in the region */
-
-/* The size asked for the block at `block` of a secure page, as its size word says (the block's
- * room without the trailer if the word is damaged). */
-size_t _fa_secure_request(const fa_page_t *page, uintptr_t block);
-/* A fault in the freed big block at `block` of `size` bytes: a double free if this thread was
- * freeing it. */
-void _fa_secure_refree_fault(uintptr_t block, size_t size);
-void _fa_secure_report_init(void); /* reports print the stack (report_stack.c) */
-/* Which form of allocation is making a block: operator new and new[] say so around their call
- * in the secure library (override/operator_new.c); secure mode records it in the block and
- * checks it against the form that frees it. */
-enum { FA_ORIGIN_MALLOC, FA_ORIGIN_NEW, FA_ORIGIN_NEW_ARRAY };
-extern __thread uint8_t _fa_secure_origin __attribute__((tls_model("initial-exec")));
+void _fa_secure_check_quarantine(void);
 
 /* guard.c: the first big blocks freed, kept inaccessible (default mode) */
 /* A free of a block of its own page, checked: whether guard.c keeps it (else the caller frees
@@ -304,12 +251,6 @@ void _fa_guard_flush(void);          /* every block it keeps goes to its free li
 void _fa_guard_expire(uint64_t now); /* the same, if none came for the purge delay */
 /* The blocks of `page` guard.c keeps: freed, though the page counts them as live. */
 size_t _fa_guard_held_in(const fa_page_t *page);
-
-/* bounds.c: checked copies (secure mode) */
-/* A copy of len bytes to dst, made by caller ("memcpy", ...): stop with a report if dst lies in
- * a fitalloc block (from its start to the end of its room) and the copy runs past the bytes the
- * block was asked for. */
-void _fa_copy_check(const char *caller, const void *dst, size_t len);
 
 /* report.c */
 FA_REPORT void _fa_bad_pointer(const char *caller, const void *p); /* says which of the two */
@@ -335,7 +276,6 @@ void _fa_large_free(fa_segment_t *seg);
 void *_fa_large_realloc(fa_segment_t *seg, size_t n);
 /* realloc kept the block and its request grew to n bytes, into the slack of a reused mapping. */
 void _fa_large_grew_in_place(fa_segment_t *seg, size_t n);
-fa_segment_t *_fa_large_header(uintptr_t p);
 void _fa_large_purge(uint64_t now, bool force, long *next);
 /* fn for every live large block, under _fa_global_lock (fn must not allocate or free). */
 void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg);
@@ -387,6 +327,11 @@ void _fa_purge_safe_point(fa_heap_t *heap);
 void _fa_purge_after_fork(void);
 void _fa_purge_fork_prepare(void);
 void _fa_purge_fork_parent(void);
+/* One pass now, by the pass given (none yet: nothing): ms until the next item is due, or -1. */
+long _fa_purge_run(bool force);
+void _fa_purge_set_pass(void (*pass)(uint64_t now, bool force, long *next));
+/* purge_pass.c: gives the purger its pass (process start) */
+void _fa_purge_init(void);
 
 /* mesh_page.c and mesh.c: meshing (mesh.h) */
 extern bool _fa_mesh_on;  /* FITALLOC_MESH, where it can run */
@@ -409,7 +354,7 @@ void _fa_mesh_before_fork(void); /* the locks, and the child's copy of the meshe
 void _fa_mesh_after_fork_parent(void);
 void _fa_mesh_after_fork_child(void);
 
-/* stats.c */
+/* counters.c, and stats.c (the report) */
 #define FA_COUNTERS(X)                                                                             \
     X(large_allocs)                                                                                \
     X(large_frees)                                                                                 \

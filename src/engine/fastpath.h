@@ -83,10 +83,10 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
 }
 
 /* malloc_usable_size's usual case, found as free finds a block: a block of a page in use, not
- * secure (its usable size is the request's). Inline in malloc_usable_size too, as malloc and
- * free are: programs that count their memory ask at every malloc and free (Redis), and the
- * call from malloc_usable_size to fa_malloc_usable_size went through the PLT. A large block's
- * page index names its one descriptor, whose limit is 0: the generic path takes it. */
+ * a mode's (secure mode's usable size is the request's). Inline in malloc_usable_size too, as
+ * malloc and free are: programs that count their memory ask at every malloc and free (Redis),
+ * and the call from malloc_usable_size to fa_malloc_usable_size went through the PLT. A large
+ * block's page index names its one descriptor, whose limit is 0: the generic path takes it. */
 static inline __attribute__((always_inline)) size_t fa_usable_size_inline(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) size_t fa_usable_size_inline(const 
         fa_map_entry_t entry = fa_atomic_load_relaxed(&_fa_segmap[a >> FA_SEG_SHIFT]);
         if (fa_likely(fa_map_is_segment(entry))) {
             const fa_page_t *page = fa_map_page(entry, a);
-            if (fa_likely(!page->secure && fa_atomic_load_acquire(&page->state) == FA_PAGE_USED &&
+            if (fa_likely(!page->by_mode && fa_atomic_load_acquire(&page->state) == FA_PAGE_USED &&
                           fa_page_has_block(page, a)))
                 return page->block_size;
         }

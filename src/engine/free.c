@@ -1,6 +1,7 @@
 /* free: the out-of-line half (the fast path is in fastpath.h). */
 #include "engine/fastpath.h"
 #include "engine/mesh.h"
+#include "engine/mode_pages.h"
 #include "platform/atomic.h"
 
 __attribute__((noinline)) void _fa_free_reached_zero(fa_page_t *page)
@@ -91,8 +92,9 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     if (seg->kind == FA_SEG_LARGE) {
         if (seg->large_block != (uintptr_t)p)
             _fa_bad_pointer(caller, p);
-        if (fa_secure_marked(seg))
-            _fa_secure_large_check(seg, caller, size);
+        const struct fa_mode_pages *own = fa_mode_pages_of(seg);
+        if (own)
+            own->large_check(seg, caller, size);
         _fa_large_free(seg);
         _fa_purge_start_point();
         return;
@@ -108,8 +110,9 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
     if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
-    if (fa_secure_marked(page))
-        _fa_secure_free(page, p, caller, size);
+    const struct fa_mode_pages *own = fa_mode_pages_of(page);
+    if (own)
+        own->free(page, p, caller, size);
     else if (!_fa_guard_free(page, p))
         _fa_free_block(page, p);
 }

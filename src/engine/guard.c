@@ -34,7 +34,6 @@ static struct {
 } guard;
 static size_t held;
 static uint64_t last_held_at; /* ms */
-bool _fa_guard_spent;
 
 /* Hold p (unless NULL) and let the oldest block go, or, with `all` (the budget spent, or
  * fa_collect), let every block go. Whether p is held. */

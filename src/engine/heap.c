@@ -16,6 +16,7 @@
 
 #include "common/options.h"
 #include "engine/engine.h"
+#include "engine/mode_pages.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
@@ -471,7 +472,7 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
         if (page->migrant)
             continue; /* pooled, or another heap's: page_pool.c */
         /* A page set up before tracing began (options read late) is traced from now on. */
-        if (_fa_tracing)
+        if (_fa_pages_slow)
             page->slow = 1;
         fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
         fa_page_set_thread(page, heap->thread);
@@ -553,6 +554,7 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
         return _fa_heap_find_page(heap, bin);
     if (!page)
         return NULL;
+    _fa_page_init(page, heap, bin);
     bool provisioned = _fa_page_extend(page);
     queue_push_front(q, page);
     queue_head_changed(heap, bin);
@@ -723,8 +725,9 @@ static fa_heap_t *leave_mine(void)
     fa_heap_t *heap = _fa_heap_tls;
     if (heap == &_fa_heap_empty)
         return NULL;
-    if (_fa_secure)
-        _fa_secure_flush(heap);
+    const struct fa_mode_pages *own = fa_mode_pages();
+    if (own)
+        own->heap_leaving(heap);
     _fa_heap_tls = &_fa_heap_empty;
     set_threads(heap, 0);
     return heap;

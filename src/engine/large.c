@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/mode_pages.h"
 #include "common/options.h"
 #include "platform/atomic.h"
 
@@ -49,17 +50,6 @@ void _fa_large_foreach(void (*fn)(const fa_segment_t *seg, void *arg), void *arg
         if (fa_atomic_load_acquire(&seg->large_block)) /* 0: freed, kept by its thread */
             fn(seg, arg);
     fa_mutex_unlock(&_fa_global_lock);
-}
-
-fa_segment_t *_fa_large_header(uintptr_t p)
-{
-    size_t chunk = p >> FA_SEG_SHIFT;
-    while (chunk > 0 && fa_atomic_load_acquire(&_fa_segmap[chunk]) == FA_MAP_INTERIOR)
-        chunk--;
-    if (!fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
-        return NULL;
-    fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
-    return seg->kind == FA_SEG_LARGE ? seg : NULL;
 }
 
 /* Mark or unmark the chunks from base up to the block's chunk. */
@@ -105,8 +95,9 @@ static void release(fa_segment_t *seg, bool expired)
     fa_count_locked(large_frees);
     fa_count(large_in_use, -(uint64_t)seg->large_usable);
     fa_mutex_unlock(&_fa_global_lock);
-    if (fa_secure_marked(seg))
-        _fa_secure_large_retire(seg);
+    const struct fa_mode_pages *own = fa_mode_pages_of(seg);
+    if (own)
+        own->large_release(seg);
     else
         _fa_large_give(seg, expired);
 }
@@ -320,7 +311,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
     size_t usable = shiftable ? shiftable_usable(seg, offset) : seg->mapped - offset;
     if (shiftable && seg->large_block == (uintptr_t)seg + offset) /* the block freed here last */
         offset += FA_OS_PAGE;
-    seg->secure = false;
+    seg->by_mode = false;
     return _fa_large_place(seg, n, offset, usable, dirty, zero, whole, populate);
 }
 

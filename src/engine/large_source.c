@@ -9,6 +9,7 @@
  * record 039 have the measurements (and why freed pieces are no longer moved under new blocks).
  */
 #include "engine/engine.h"
+#include "engine/mode_pages.h"
 #include "common/options.h"
 #include "platform/atomic.h"
 
@@ -154,12 +155,12 @@ fa_segment_t *_fa_large_take(size_t size, size_t base_align, size_t *dirty)
     return seg ? seg : _fa_large_map_new(size, base_align);
 }
 
-/* Whether a freed block's mapping may serve another block: one of the default mode, at a
+/* Whether a freed block's mapping may serve another block: one of the core's own, at a
  * segment-aligned base, its block in the first half of the first chunk (one map entry). */
 bool _fa_large_reusable(const fa_segment_t *seg)
 {
     return seg->large_block - (uintptr_t)seg < FA_SEG_SIZE / 2 &&
-           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !fa_secure_marked(seg);
+           ((uintptr_t)seg & FA_SEG_MASK) == 0 && !fa_mode_pages_of(seg);
 }
 
 void _fa_large_give(fa_segment_t *seg, bool expired)

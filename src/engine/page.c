@@ -2,11 +2,14 @@
 #include <string.h>
 
 #include "engine/free_list.h"
+#include "engine/mode_pages.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
 uintptr_t _fa_list_secret;
 uintptr_t _fa_list_limit = (uintptr_t)1 << FA_ADDRESS_BITS;
+bool _fa_pages_slow;
+bool _fa_guard_spent;
 
 /* The multiplier of fa_page_has_block (free_list.h): the smallest odd M with M * d > 2^64. */
 uint64_t _fa_block_magic(uint64_t d)
@@ -33,11 +36,11 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     fa_atomic_store_relaxed(&page->limit, 0);
     page->bin = (uint8_t)bin;
     page->start = start;
-    /* A secure segment's page ends in a guard page (secure_guard.c). */
-    size_t guard = fa_secure_marked(seg) ? FA_OS_PAGE : 0;
-    page->reserved = (uint16_t)((base + page_size - guard - start) / page->block_size);
-    if (fa_secure_marked(seg) && fa_bin_kind(bin) == FA_SEG_BIG && !same_class)
-        _fa_secure_guard_blocks(page, base + page_size - guard);
+    const struct fa_mode_pages *own = fa_mode_pages_of(seg);
+    uintptr_t end = base + page_size - (own ? own->page_tail : 0);
+    page->reserved = (uint16_t)((end - start) / page->block_size);
+    if (own && !same_class)
+        own->page_class_changed(page, end);
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
     page->placed = 0;
@@ -50,8 +53,8 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->xcollected = 0;
     page->next = page->prev = NULL;
     fa_atomic_store_relaxed(&page->xfree, 0);
-    page->secure = _fa_secure;
-    page->slow = _fa_secure || _fa_tracing;
+    page->by_mode = fa_mode_pages() != NULL;
+    page->slow = page->by_mode || _fa_pages_slow;
     fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
     fa_page_set_thread(page, heap->thread);
 }
@@ -97,14 +100,14 @@ bool _fa_page_extend(fa_page_t *page)
         return false;
     size_t size = page->block_size;
     size_t count = FA_EXTEND_BYTES / size;
-    /* Secure mode shuffles each batch: a batch of one block would come in address order. */
-    size_t least = fa_secure_marked(page) ? 8 : 1;
-    /* Builds for debugging tools never hand out block 0 (secure mode has its own reason): the
-     * descriptor's `start` points at it, and a leak checker scanning the segment header would
-     * count a leaked block 0 as reachable. */
+    const struct fa_mode_pages *own = fa_mode_pages_of(page);
+    size_t least = own ? own->least_batch : 1;
+    /* Builds for debugging tools never hand out block 0 (a mode's pages have their own
+     * reason): the descriptor's `start` points at it, and a leak checker scanning the segment
+     * header would count a leaked block 0 as reachable. */
     size_t skip = 0;
 #ifdef FA_TOOLS
-    skip = !fa_secure_marked(page) && page->capacity == 0;
+    skip = !own && page->capacity == 0;
 #endif
     if (count < least + skip)
         count = least + skip;
@@ -114,12 +117,11 @@ bool _fa_page_extend(fa_page_t *page)
     uintptr_t seg = (uintptr_t)page & ~FA_SEG_MASK;
     if (!_fa_segment_open((fa_segment_t *)seg, (uintptr_t)first - seg + (count - skip) * size))
         return false;
-    if (page->fresh && !fa_secure_marked(page))
+    if (page->fresh && !own)
         check_fresh(page, first);
-    page->free = fa_secure_marked(page) ? _fa_secure_new_blocks(page, first, count, page->free)
-                                        : link_new_blocks(page, first, count - skip, page->free);
-    /* Block 0 is held back in secure mode too (its own reason: secure.c). */
-    size_t linked = count - (page->capacity == 0 && (skip || fa_secure_marked(page)));
+    page->free = own ? own->new_blocks(page, first, count, page->free)
+                     : link_new_blocks(page, first, count - skip, page->free);
+    size_t linked = count - (page->capacity == 0 && (skip || own));
     page->listed = (uint16_t)(page->listed + linked);
     page->used = (uint16_t)(page->used + linked);
     page->placed += linked;

@@ -11,12 +11,14 @@
  * it wanted, since kicks come with locks held and in the middle of a heap's update, and
  * pthread_create allocates; the allocator call that kicked starts it at its end, at a start
  * point (_fa_purge_start_point), where no lock is held and the heap is whole.
+ *
+ * What a pass purges is purge_pass.c's, which sits above the files that kick the purger here:
+ * it gives its pass at process start (_fa_purge_init).
  */
 #include <errno.h>
 
 #include "common/options.h"
 #include "engine/engine.h"
-#include "fitalloc.h"
 #include "platform/atomic.h"
 
 enum purger_state { PURGER_NONE, PURGER_WANTED, PURGER_RUNNING, PURGER_RETIRED };
@@ -29,18 +31,19 @@ static fa_mutex_t pass_lock = FA_MUTEX_INIT;
 static uint32_t main_exited;      /* the program's main thread called pthread_exit */
 static uint64_t quick_poll_until; /* ms: a thread just ended, the last one may follow soon */
 
-/* One pass; returns milliseconds until the next item is due, or -1 if nothing is pending. */
-static long purge_run(bool force)
+static void (*pass)(uint64_t now, bool force, long *next);
+
+void _fa_purge_set_pass(void (*fn)(uint64_t now, bool force, long *next))
+{
+    pass = fn;
+}
+
+long _fa_purge_run(bool force)
 {
     long next = -1;
     fa_mutex_lock(&pass_lock);
-    uint64_t now = _fa_os_now_ms();
-    _fa_heaps_unpark_expired(now, force, &next);
-    /* Before the segments: a pooled page it releases may empty an abandoned segment. */
-    _fa_page_pool_sweep(now, force, &next);
-    _fa_segments_purge(now, force, &next);
-    _fa_large_purge(now, force, &next);
-    _fa_mesh_pass(now, force, &next);
+    if (pass)
+        pass(_fa_os_now_ms(), force, &next);
     fa_mutex_unlock(&pass_lock);
     return next;
 }
@@ -97,7 +100,7 @@ static void *purger_main(void *arg)
         /* Announce idleness before looking: a kick after this point wakes us; a kick before
          * it made its work visible to the pass below. */
         fa_atomic_store_seq_cst(&purger_idle, 1);
-        long next = purge_run(false);
+        long next = _fa_purge_run(false);
         if (fa_atomic_load_acquire(&main_exited)) {
             /* Poll for the other threads' end: quickly right after a thread ended (so the
              * process ends promptly after its last one), slowly otherwise. */
@@ -185,7 +188,7 @@ void _fa_purge_safe_point(fa_heap_t *heap)
         return;
     uint64_t delay = (uint64_t)fa_option(purge_delay);
     heap->next_purge = now + (delay > 20 ? delay / 2 : 10);
-    purge_run(false);
+    _fa_purge_run(false);
 }
 
 void _fa_purge_after_fork(void)
@@ -207,15 +210,4 @@ void _fa_purge_fork_prepare(void)
 void _fa_purge_fork_parent(void)
 {
     fa_mutex_unlock(&pass_lock);
-}
-
-FA_API void fa_collect(void)
-{
-    _fa_guard_flush();
-    fa_heap_t *heap = _fa_heap_tls;
-    if (heap != &_fa_heap_empty) {
-        _fa_heap_settle_sparse(heap, true);
-        _fa_heap_release_idle_heads(heap, true);
-    }
-    purge_run(true);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/free_list.h"
+#include "engine/mode_pages.h"
 #include "common/options.h"
 #include "platform/atomic.h"
 
@@ -59,11 +60,11 @@ _Static_assert(FA_SEG_HEADER_MAX <= FA_SMALL_FIRST_PAGE, "the header stays open 
 
 #define FA_SMALL_OPEN_STEP ((size_t)4 << FA_SMALL_PAGE_SHIFT)
 
-/* Not in secure mode, whose guard pages (secure_guard.c) stand after every page of blocks and
- * around big blocks: opening the boundary would open them too. */
+/* Not in a mode with pages of its own, whose guard pages (secure_guard.c) stand after every
+ * page of blocks and around big blocks: opening the boundary would open them too. */
 static void segment_close(fa_segment_t *seg)
 {
-    if (_fa_secure) {
+    if (fa_mode_pages()) {
         seg->opened = FA_SEG_SIZE;
         return;
     }
@@ -175,8 +176,9 @@ static void segment_register(fa_segment_t *seg, int kind)
         registry->all_prev = seg;
     registry = seg;
     fa_mutex_unlock(&_fa_global_lock);
-    if (_fa_secure)
-        _fa_secure_guard_segment(seg);
+    const struct fa_mode_pages *own = fa_mode_pages();
+    if (own)
+        own->segment_registered(seg);
     _fa_segmap_add(seg, 1);
 }
 
@@ -186,7 +188,7 @@ static void segment_register(fa_segment_t *seg, int kind)
 static fa_segment_t *segment_map(int kind)
 {
     fa_segment_t *seg;
-    if (_fa_secure || fa_option(huge_pages)) {
+    if (fa_mode_pages() || fa_option(huge_pages)) {
         seg = _fa_os_map_aligned(FA_SEG_SIZE, FA_SEG_SIZE);
         if (seg && fa_option(huge_pages))
             _fa_os_huge(seg, FA_SEG_SIZE);
@@ -267,8 +269,6 @@ fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want)
     for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
         if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
             page = segment_take_page(seg, want);
-    if (page)
-        _fa_page_init(page, heap, bin);
     return page;
 }
 
@@ -284,9 +284,6 @@ fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin)
     fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
     if (!page)
         page = segment_take_page(seg, FA_PAGE_CLEAN);
-    if (!page)
-        return NULL;
-    _fa_page_init(page, heap, bin);
     return page;
 }
 
@@ -448,6 +445,17 @@ void _fa_segments_foreach(void (*fn)(fa_segment_t *seg, void *arg), void *arg)
     for (fa_segment_t *seg = registry; seg; seg = seg->all_next)
         fn(seg, arg);
     fa_mutex_unlock(&_fa_global_lock);
+}
+
+fa_segment_t *_fa_large_header(uintptr_t p)
+{
+    size_t chunk = p >> FA_SEG_SHIFT;
+    while (chunk > 0 && fa_atomic_load_acquire(&_fa_segmap[chunk]) == FA_MAP_INTERIOR)
+        chunk--;
+    if (!fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
+        return NULL;
+    fa_segment_t *seg = (fa_segment_t *)(chunk << FA_SEG_SHIFT);
+    return seg->kind == FA_SEG_LARGE ? seg : NULL;
 }
 
 fa_segment_t *_fa_segment_of_block(const void *p, fa_page_t **page_out)

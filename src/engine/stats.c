@@ -1,30 +1,13 @@
-/* Statistics: global counters (engine.h), per-page counters summed on demand, and the
+/* Statistics: the global counters (counters.c) and the per-page ones summed on demand, and the
  * report printed by FITALLOC_STATS=1. */
 #include <string.h>
 
-#include "engine/committed.h"
 #include "engine/free_list.h"
 #include "common/options.h"
 #include "common/report.h"
 #include "engine/size_class.h"
 #include "fitalloc.h"
 #include "platform/atomic.h"
-
-struct fa_counters _fa_counters;
-
-void _fa_stats_commit(int64_t delta)
-{
-    uint64_t now = fa_atomic_add_relaxed(&_fa_counters.committed, (uint64_t)delta);
-    uint64_t peak = fa_atomic_load_relaxed(&_fa_counters.peak_committed);
-    while (delta > 0 && now > peak &&
-           !fa_atomic_cas_weak_relaxed(&_fa_counters.peak_committed, &peak, now))
-        ;
-}
-
-uint64_t _fa_stats_committed(void)
-{
-    return fa_atomic_load_relaxed(&_fa_counters.committed);
-}
 
 /* Pages and heaps in use belong to other threads, whose counters change under us: the
  * snapshot is approximate by design (see fitalloc-stats.h), so the reads are deliberately

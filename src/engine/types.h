@@ -147,9 +147,9 @@ typedef struct fa_page_s {
     uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
     uint16_t reserved; /* blocks that fit in the page */
     uint8_t bin;
-    uint8_t state;  /* enum fa_page_state (the purger changes it while the page is free) */
-    uint8_t secure; /* set up in secure mode: blocks carry a trailer */
-    /* Every malloc and free of its blocks takes the slow path (secure mode, FITALLOC_TRACE):
+    uint8_t state;   /* enum fa_page_state (the purger changes it while the page is free) */
+    uint8_t by_mode; /* set up by a mode with pages of its own (mode_pages.h: secure mode's) */
+    /* Every malloc and free of its blocks takes the slow path (a mode's page, FITALLOC_TRACE):
      * never in a direct slot, FA_OWNER_SLOW in its owner word. */
     uint8_t slow;
     /* Taken CLEAN: its memory past `capacity` reads as zero until a block is provisioned there,
@@ -244,9 +244,9 @@ typedef struct fa_segment_s {
     uint8_t page_shift; /* page index = (p - segment) >> page_shift */
     uint16_t page_count;
     uint16_t used_pages;
-    /* Set up in secure mode: a large block's mapping (canary, guard pages, never cached), a
-     * segment's pages (a guard page after each, and before the first: secure_guard.c). */
-    uint8_t secure;
+    /* Set up by a mode with pages of its own (mode_pages.h): secure mode's large block mapping
+     * (canary, guard pages, never cached), a segment's pages (guard pages: secure_guard.c). */
+    uint8_t by_mode;
     uint8_t watched;           /* large: its resident pages are counted at its free */
     uint8_t index_colour;      /* below FA_SEG_INDEX_COLOURS: where its page index lies (below) */
     struct fa_heap_s *heap;    /* owner, NULL when abandoned or cached */

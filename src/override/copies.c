@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include "engine/secure/secure.h"
 #include "platform/compiler.h"
 #include "platform/os.h"
 

@@ -15,6 +15,7 @@
 #include "fitalloc-trace.h"
 #include "fitalloc.h"
 #include "engine/fastpath.h"
+#include "engine/secure/secure.h"
 
 typedef void (*fa_new_handler)(void);
 

@@ -86,11 +86,12 @@ void _fa_process_init(void)
     options_read = _fa_options_init();
     _fa_list_secret = _fa_os_random() | (uintptr_t)1 << 63; /* free_list.h: why the top bit */
     start_secure_if_asked();
+    _fa_purge_init();
     _fa_mesh_init();
     _fa_thread_exit_init();
     start_lab_if_asked();
     if (options_read)
-        _fa_trace_start();
+        _fa_pages_slow = _fa_trace_start(); /* a traced call must reach the slow paths */
     _fa_os_atfork(fork_prepare, fork_parent, fork_child);
     fa_once_end(&init_state);
 }
@@ -104,8 +105,8 @@ __attribute__((constructor(101))) static void fa_constructor(void)
         /* Blocks allocated before we could read the options stay in default pages. */
         bool secure = start_secure_if_asked();
         _fa_mesh_init();
-        _fa_trace_start();
-        if (secure || _fa_tracing)
+        _fa_pages_slow = _fa_trace_start();
+        if (secure || _fa_pages_slow)
             _fa_heap_abandon_mine();
     }
     _fa_started = true;

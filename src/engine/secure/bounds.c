@@ -3,6 +3,7 @@
  * malloc_usable_size finds a block, from the segment map, but for any address in the block, not
  * only its start. Nothing here runs in the default mode. */
 #include "engine/free_list.h"
+#include "engine/secure/secure.h"
 #include "platform/atomic.h"
 
 /* The block whose room (up to the next block's start, or a large mapping's end) holds an
@@ -45,11 +46,11 @@ static bool find_bounds(uintptr_t a, struct bounds *b)
     if (index >= fa_atomic_load_relaxed(&page->capacity))
         return false;
     uintptr_t block = page->start + index * page->block_size;
-    size_t size = page->secure ? _fa_secure_request(page, block) : page->block_size;
+    size_t size = page->by_mode ? _fa_secure_request(page, block) : page->block_size;
     /* A block of a secure page that is not live (its size word says 0 bytes, or freed). A copy
      * into it is a write after free, or one that started before the block it was meant for,
      * in the slot before it (an underflow): stopped, wherever it ends. */
-    *b = (struct bounds){block, size, page->secure && size == 0 ? page->block_size : 0};
+    *b = (struct bounds){block, size, page->by_mode && size == 0 ? page->block_size : 0};
     return true;
 }
 

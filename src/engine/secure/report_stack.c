@@ -12,7 +12,7 @@
  * here allocates: the heap has just been found corrupt, or a guard page's fault is being
  * handled. */
 #include "common/message.h"
-#include "engine/engine.h"
+#include "engine/secure/secure.h"
 #include "platform/os.h"
 
 #define FA_STACK_FRAMES 32

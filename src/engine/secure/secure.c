@@ -31,6 +31,8 @@
 
 #include "engine/free_list.h"
 #include "common/options.h"
+#include "engine/mode_pages.h"
+#include "engine/secure/secure.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
@@ -81,8 +83,36 @@ static void *secure_aligned(size_t alignment, size_t n)
     return _fa_secure_alloc(n, alignment);
 }
 
-/* Secure mode as the core sees it (common/mode.h): every allocation, and malloc(0)'s blocks
- * outside the segments (secure_zero.c). */
+/* realloc of a secure block: kept while its trailer still fits; a large block that stays large
+ * resized in its own mapping; NULL: the core moves it. */
+static void *secure_realloc(fa_segment_t *seg, fa_page_t *page, void *p, size_t n)
+{
+    if (seg->kind != FA_SEG_LARGE)
+        return _fa_secure_resize(page, p, n) ? p : NULL;
+    if (!_fa_secure_is_large(n))
+        return NULL;
+    _fa_secure_large_check(seg, "realloc", 0);
+    return _fa_secure_large_realloc(seg, n);
+}
+
+/* Secure mode's pages (engine/mode_pages.h): each ends in a guard page, and a batch of one
+ * would come in address order (new lists are shuffled). */
+static const struct fa_mode_pages secure_pages = {
+    .segment_registered = _fa_secure_guard_segment,
+    .page_tail = FA_OS_PAGE,
+    .page_class_changed = _fa_secure_guard_blocks,
+    .least_batch = 8,
+    .new_blocks = _fa_secure_new_blocks,
+    .usable = _fa_secure_usable,
+    .free = _fa_secure_free,
+    .realloc = secure_realloc,
+    .large_check = _fa_secure_large_check,
+    .large_release = _fa_secure_large_retire,
+    .heap_leaving = _fa_secure_flush,
+};
+
+/* Secure mode as the core sees it (common/mode.h): every allocation, its pages, and malloc(0)'s
+ * blocks outside the segments (secure_zero.c). */
 static const struct fa_mode_ops secure_mode = {
     .malloc = secure_malloc_any,
     .aligned = secure_aligned,
@@ -92,6 +122,7 @@ static const struct fa_mode_ops secure_mode = {
     .realloc = _fa_secure_zero_realloc,
     .usable_size = _fa_secure_zero_usable,
     .stats_print = _fa_stats_print,
+    .pages = &secure_pages,
 };
 
 const struct fa_mode_ops *_fa_secure_init(void)
@@ -419,7 +450,7 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
         return NULL;
     /* A page set up before secure mode began (options read late, the page adopted) serves
      * its blocks as it always did. */
-    if (!page->secure)
+    if (!page->by_mode)
         return fa_page_pop(page);
     if (!fa_link_usable(page->free))
         _fa_free_list_corrupt(page, "free list");

@@ -22,7 +22,7 @@
  * handler. The report reads only page descriptors, the segment map and large blocks' headers,
  * which a write running off a block meets a guard page before reaching.
  */
-#include "engine/engine.h"
+#include "engine/secure/secure.h"
 #include "platform/atomic.h"
 
 /* The first and last blocks of seg's page `index` and their size; false if the page serves no
@@ -97,7 +97,7 @@ static bool guard_fault(uintptr_t a)
     if (chunk >= FA_SEGMAP_SIZE || !fa_map_is_segment(fa_atomic_load_acquire(&_fa_segmap[chunk])))
         return false;
     fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
-    if (!seg->secure || seg->kind == FA_SEG_LARGE)
+    if (!seg->by_mode || seg->kind == FA_SEG_LARGE)
         return false;
     uintptr_t off = a - (uintptr_t)seg;
     size_t first = _fa_segment_first_offset(seg->kind);
@@ -136,14 +136,14 @@ void _fa_secure_guard_segment(fa_segment_t *seg)
     size_t page_size = (size_t)1 << seg->page_shift;
     for (size_t i = 0; i < seg->page_count; i++)
         _fa_os_protect(base + (i + 1) * page_size - FA_OS_PAGE, FA_OS_PAGE);
-    seg->secure = 1;
+    seg->by_mode = 1;
     /* Again for each segment: the program may have put its own handler in ours' place. */
     _fa_os_fault_hook(guard_fault);
 }
 
 void _fa_secure_guard_blocks(fa_page_t *page, uintptr_t end)
 {
-    if (!_fa_secure_guards)
+    if (!_fa_secure_guards || fa_bin_kind(page->bin) != FA_SEG_BIG)
         return;
     _fa_os_unprotect((void *)page->start, end - page->start); /* the guards of a former class */
     for (size_t i = 1; i <= page->reserved; i++)

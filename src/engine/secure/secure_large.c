@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/secure/secure.h"
 #include "platform/atomic.h"
 
 /* ---- large blocks ----
@@ -190,7 +190,7 @@ void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero)
     }
     if (shiftable && seg->large_block == (uintptr_t)seg + offset)
         offset += FA_OS_PAGE;
-    seg->secure = true;
+    seg->by_mode = true;
     /* Cleared whole: a retired mapping's old data may lie anywhere in it. */
     void *p = _fa_large_place(seg, n, offset, n, dirty, zero, true, populate);
     set_guards(seg, n, true);
@@ -283,7 +283,7 @@ void _fa_secure_large_fault(uintptr_t a)
     if (!fa_map_is_segment(entry))
         return;
     fa_segment_t *seg = (fa_segment_t *)(a & ~FA_SEG_MASK);
-    if (seg->kind != FA_SEG_LARGE || !seg->secure || !seg->large_block)
+    if (seg->kind != FA_SEG_LARGE || !seg->by_mode || !seg->large_block)
         return;
     uintptr_t from;
     size_t len, n = seg->large_usable;

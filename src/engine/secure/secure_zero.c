@@ -9,6 +9,7 @@
  * every slot is live, malloc(0) is served as a request of one byte would be.
  */
 #include "engine/fastpath.h"
+#include "engine/secure/secure.h"
 #include "platform/atomic.h"
 
 #define FA_ZERO_SLOT 16
