@@ -36,6 +36,9 @@ for dir in "$build"/CMakeFiles/fitalloc_engine.dir/src/engine \
     # "file kind symbol" for each object: T/D/B/R defined, U taken from elsewhere.
     table=$(for o in "$dir"/*.o "$dir"/secure/*.o; do
         [[ -f "$o" ]] || continue
+        # An object whose source is gone (a build directory older than the tree) is not checked.
+        rel=${o#"$dir"/}
+        [[ -f "$src/src/engine/${rel%.o}" ]] || continue
         name=$(basename "$o" .c.o)
         [[ "$o" == */secure/* ]] && name=secure
         nm "$o" | awk -v f="$name" 'NF == 3 && $2 ~ /^[TDBRV]$/ {print f, "D", $3}
