@@ -111,8 +111,13 @@ def _scaled_prepare(prepare, factor: float):
 
 
 def _git_with_marks(work: str, scale: float) -> sp.Invocation:
+    """The repository is made by each run: one made once was kept from run to run (a folder of
+    the prepared work folder), and every import but the first found its objects there, a
+    tenth of the work, so that the first run's allocator took ten times the others' time."""
     inv = sp._prepare_git(work, scale * 10)
-    inv.argv = [*inv.argv, "--export-marks=../marks.txt"]
+    shutil.rmtree(os.path.join(work, "repo.git"), ignore_errors=True)
+    inv.argv = ["sh", "-c", 'git init -q --bare repo.git && exec "$@" --export-marks=../marks.txt',
+                "sh", *inv.argv]
     return inv
 
 

@@ -83,6 +83,9 @@ void _fa_segmap_remove(const fa_segment_t *seg, size_t chunks);
 /* A free page in state `want` (FA_PAGE_DIRTY or FA_PAGE_CLEAN) of the heap's own segments of
  * class bin's kind, or of a new one, for the heap to set up (page.c); NULL if none. */
 fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want);
+/* A free page not purged yet, for the heap to set up: of its own segments, else of a cached
+ * segment, which becomes the heap's; NULL if none. */
+fa_page_t *_fa_segment_dirty_page(fa_heap_t *heap, size_t bin);
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin); /* from the cache or the OS */
 void _fa_segment_release_page(fa_page_t *page);
 /* What releasing a page does but for handing it to its segment: counters folded, lists and

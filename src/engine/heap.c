@@ -490,6 +490,14 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
     }
 }
 
+/* Whether the page's next block would be provisioned over memory no block of it has used
+ * since it was taken clean. */
+static bool extends_into_untouched(const fa_page_t *page)
+{
+    return page->capacity < page->reserved &&
+           (size_t)page->capacity * page->block_size >= (size_t)page->touched * FA_OS_PAGE;
+}
+
 fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
 {
     FA_ASSERT(heap == _fa_heap_tls && heap != &_fa_heap_empty && bin < FA_BINS);
@@ -511,6 +519,18 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 queue_remove(q, page);
                 queue_append(heap, page);
                 queue_remove(q, other);
+                queue_push_front(q, other);
+                queue_head_changed(heap, bin);
+                continue;
+            }
+            /* A free page of our segments not purged yet before memory of a page taken clean
+             * that no block has used: extending that touches memory the program never had,
+             * while the free page's is still resident (a merge's buffers, freed and made again,
+             * spread over new memory at every round, up to 1.5 times as much). */
+            if (extends_into_untouched(page) && (other = _fa_segment_dirty_page(heap, bin))) {
+                _fa_page_init(other, heap, bin);
+                queue_remove(q, page);
+                queue_append(heap, page);
                 queue_push_front(q, other);
                 queue_head_changed(heap, bin);
                 continue;

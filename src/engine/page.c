@@ -125,6 +125,9 @@ bool _fa_page_extend(fa_page_t *page)
     page->listed = (uint16_t)(page->listed + linked);
     page->used = (uint16_t)(page->used + linked);
     page->placed += linked;
+    size_t end = fa_align_up((uintptr_t)first + (count - skip) * size - page->start, FA_OS_PAGE);
+    if (end / FA_OS_PAGE > page->touched)
+        page->touched = (uint16_t)(end / FA_OS_PAGE);
     /* Other threads read capacity and limit to validate the pointers they free. */
     uint16_t capacity = (uint16_t)(page->capacity + count);
     fa_atomic_store_relaxed(&page->capacity, capacity);

@@ -110,6 +110,14 @@ static void segmap_store(uintptr_t start, size_t chunks, fa_map_entry_t first, f
         fa_atomic_store_release(&_fa_segmap[chunk + i], rest);
 }
 
+static void segment_index_fill(fa_segment_t *seg)
+{
+    unsigned shift = seg->page_shift - FA_SMALL_PAGE_SHIFT;
+    fa_page_t **index = fa_segment_index(seg);
+    for (size_t i = 0; i < FA_SEG_PIECES; i++)
+        index[i] = &seg->pages[i >> shift];
+}
+
 void _fa_segmap_add(fa_segment_t *seg, size_t chunks)
 {
     /* Before the entry is published: a free that finds the entry reads the index at once.
@@ -119,10 +127,8 @@ void _fa_segmap_add(fa_segment_t *seg, size_t chunks)
     unsigned shift = seg->page_shift - FA_SMALL_PAGE_SHIFT;
     fa_page_t **index = fa_segment_index(seg);
     if (index[0] != &seg->pages[0] ||
-        index[FA_SEG_PIECES - 1] != &seg->pages[(FA_SEG_PIECES - 1) >> shift]) {
-        for (size_t i = 0; i < FA_SEG_PIECES; i++)
-            index[i] = &seg->pages[i >> shift];
-    }
+        index[FA_SEG_PIECES - 1] != &seg->pages[(FA_SEG_PIECES - 1) >> shift])
+        segment_index_fill(seg);
     segmap_store((uintptr_t)seg, chunks, fa_map_entry_of(seg), FA_MAP_INTERIOR);
 }
 
@@ -179,7 +185,10 @@ static void segment_register(fa_segment_t *seg, int kind)
     const struct fa_mode_pages *own = fa_mode_pages();
     if (own)
         own->segment_registered(seg);
-    _fa_segmap_add(seg, 1);
+    /* A new or cold segment's index reads as zero: written without the test of
+     * _fa_segmap_add, whose read of the fresh page faulted it in before the write did again. */
+    segment_index_fill(seg);
+    segmap_store((uintptr_t)seg, 1, fa_map_entry_of(seg), FA_MAP_INTERIOR);
 }
 
 /* A new segment of this kind, closed past its header (and a small one past its first
@@ -207,18 +216,28 @@ static fa_segment_t *segment_map(int kind)
     return seg;
 }
 
-static fa_segment_t *segment_new(int kind)
+/* With the lock held: a cached segment of this kind, taken from the cache; NULL if none. */
+static fa_segment_t *cache_pop_locked(int kind)
 {
-    fa_mutex_lock(&_fa_global_lock);
     for (fa_segment_t *seg = cache; seg; seg = seg->next) {
         if (seg->kind == kind) {
             fa_segment_list_remove(&cache, seg);
             cache_count--;
-            fa_mutex_unlock(&_fa_global_lock);
             return seg;
         }
     }
-    fa_segment_t *seg = cold;
+    return NULL;
+}
+
+static fa_segment_t *segment_new(int kind)
+{
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_t *seg = cache_pop_locked(kind);
+    if (seg) {
+        fa_mutex_unlock(&_fa_global_lock);
+        return seg;
+    }
+    seg = cold;
     if (seg)
         fa_segment_list_remove(&cold, seg);
     fa_mutex_unlock(&_fa_global_lock);
@@ -241,11 +260,15 @@ static fa_segment_t *segment_new(int kind)
     return seg;
 }
 
-/* Claim a free page of seg in state `want` for its owner; NULL if none. */
+/* Claim a free page of seg in state `want` for its owner; NULL if none. A page from
+ * seg->opened up never handed out memory, so it is CLEAN: the search for a DIRTY one stops
+ * there, and does not read (and fault in) the descriptors of a fresh segment's 64 pages. */
 static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
 {
     for (size_t i = 0; i < seg->page_count; i++) {
         fa_page_t *page = &seg->pages[i];
+        if (want != FA_PAGE_CLEAN && page_area(seg, page) >= (uintptr_t)seg + seg->opened)
+            break;
         uint8_t state = want;
         /* Acquire: if the purger just cleaned it, its madvise happened before our use. */
         if (fa_atomic_load_relaxed(&page->state) != want ||
@@ -254,6 +277,8 @@ static fa_page_t *segment_take_page(fa_segment_t *seg, uint8_t want)
         if (want == FA_PAGE_CLEAN)
             _fa_stats_commit((int64_t)page_bytes(seg, page));
         page->fresh = want == FA_PAGE_CLEAN;
+        if (want == FA_PAGE_CLEAN)
+            page->touched = 0;
         page->migrant = 0; /* a page of its segment's owner (page_pool.c) */
         /* Atomic: the mesher gives back detached pages of segments others own. */
         fa_atomic_add_relaxed(&seg->used_pages, 1);
@@ -269,6 +294,25 @@ fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want)
     for (fa_segment_t *seg = heap->segments[kind]; seg && !page; seg = seg->next)
         if (fa_atomic_load_relaxed(&seg->used_pages) < seg->page_count)
             page = segment_take_page(seg, want);
+    return page;
+}
+
+fa_page_t *_fa_segment_dirty_page(fa_heap_t *heap, size_t bin)
+{
+    fa_page_t *page = _fa_segment_take_page(heap, bin, FA_PAGE_DIRTY);
+    if (page)
+        return page;
+    int kind = fa_bin_kind(bin);
+    fa_mutex_lock(&_fa_global_lock);
+    fa_segment_t *seg = cache_pop_locked(kind);
+    fa_mutex_unlock(&_fa_global_lock);
+    if (!seg)
+        return NULL;
+    seg->heap = heap;
+    fa_segment_list_push(&heap->segments[kind], seg);
+    page = segment_take_page(seg, FA_PAGE_DIRTY);
+    if (!page)
+        page = segment_take_page(seg, FA_PAGE_CLEAN); /* its pages purged since it was cached */
     return page;
 }
 

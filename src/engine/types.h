@@ -195,7 +195,9 @@ typedef struct fa_page_s {
      * next malloc and go full again (docs/design.md, "Full pages come back with a 16th of their
      * blocks free"). 0: no offset. */
     uint16_t full_offset;
-    uint8_t pad2[2];
+    /* How far from `start` blocks have been provisioned since the page was last taken clean,
+     * in OS pages: its memory before that is likely resident (the purger may have taken it). */
+    uint16_t touched;
     /* line 2: written by other threads */
     /* Blocks freed by other threads: a lock-free stack, its head's address in the low bits and
      * the number of blocks on it from FA_XFREE_COUNT_SHIFT up (free_list.h), so that the

@@ -3,12 +3,15 @@
  * RSS and start-up time). std::align_val_t is a size_t and const std::nothrow_t& a pointer in
  * the Itanium C++ ABI, so the signatures below are exactly the C++ ones.
  *
- * A program that calls operator new has the C++ runtime loaded, so on failure we reach it
- * through weak references: std::get_new_handler() for the new-handler loop, and
- * __cxa_allocate_exception/__cxa_throw to throw std::bad_alloc. Were they missing (a C++
- * runtime linked statically and not exported), failure prints a message and aborts. This file
- * is built with unwind tables so that a new-handler's exception can pass through it; no frame
- * here has a cleanup to run (so no -fexceptions, which would need libgcc_s at every start).
+ * A program that calls operator new has the C++ runtime loaded, so on failure we reach it:
+ * std::get_new_handler() for the new-handler loop through a weak reference (its absence also
+ * tells a C program at start), __cxa_allocate_exception, __cxa_throw and std::bad_alloc by
+ * name when the first exception is thrown (as weak references they cost every process a
+ * symbol search each at load, a C program's an unresolved one through every object). Were
+ * they missing (a C++ runtime linked statically and not exported), failure prints a message
+ * and aborts. This file is built with unwind tables so that a new-handler's exception can pass
+ * through it; no frame here has a cleanup to run (so no -fexceptions, which would need
+ * libgcc_s at every start).
  */
 #include <stddef.h>
 
@@ -21,13 +24,7 @@ typedef void (*fa_new_handler)(void);
 
 extern fa_new_handler fa_cxx_get_new_handler(void) __asm__("_ZSt15get_new_handlerv")
     __attribute__((weak));
-extern void *__cxa_allocate_exception(size_t size) __attribute__((weak));
-extern void __cxa_throw(void *exception, void *type, void (*destructor)(void *))
-    __attribute__((weak, noreturn));
-extern char fa_cxx_bad_alloc_typeinfo[] __asm__("_ZTISt9bad_alloc") __attribute__((weak));
-extern void *fa_cxx_bad_alloc_vtable[] __asm__("_ZTVSt9bad_alloc") __attribute__((weak));
-extern void fa_cxx_bad_alloc_destructor(void *self) __asm__("_ZNSt9bad_allocD1Ev")
-    __attribute__((weak));
+typedef void (*fa_cxx_throw)(void *exception, void *type, void (*destructor)(void *));
 
 /* While tracing, every form records its call (trace.c), also when it fails by throwing: the
  * call is recorded as failed before the exception is made, and before a new-handler runs (it
@@ -66,13 +63,17 @@ __attribute__((noreturn, cold)) static void throw_bad_alloc(size_t n)
 {
     if (current_new)
         traced_new_done(current_new); /* fails with NULL */
-    if (__cxa_allocate_exception && __cxa_throw && fa_cxx_bad_alloc_typeinfo &&
-        fa_cxx_bad_alloc_vtable && fa_cxx_bad_alloc_destructor) {
+    void *(*allocate)(size_t) = (void *(*)(size_t))_fa_os_global_symbol("__cxa_allocate_exception");
+    fa_cxx_throw throw_it = (fa_cxx_throw)_fa_os_global_symbol("__cxa_throw");
+    void *typeinfo = _fa_os_global_symbol("_ZTISt9bad_alloc");
+    void **vtable = (void **)_fa_os_global_symbol("_ZTVSt9bad_alloc");
+    void (*destructor)(void *) = (void (*)(void *))_fa_os_global_symbol("_ZNSt9bad_allocD1Ev");
+    if (allocate && throw_it && typeinfo && vtable && destructor) {
         /* A std::bad_alloc is one vtable pointer; the vtable's address point is 2 slots in
          * (offset-to-top, typeinfo). */
-        void **exception = __cxa_allocate_exception(sizeof(void *));
-        *exception = fa_cxx_bad_alloc_vtable + 2;
-        __cxa_throw(exception, fa_cxx_bad_alloc_typeinfo, fa_cxx_bad_alloc_destructor);
+        void **exception = allocate(sizeof(void *));
+        *exception = vtable + 2;
+        throw_it(exception, typeinfo, destructor);
     }
     _fa_fatal("fitalloc: operator new(%zu): out of memory\n", n);
 }

@@ -154,6 +154,9 @@ void _fa_os_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(vo
 /* The address of `symbol` in `library` if the process has already loaded it (it is not loaded
  * here); NULL otherwise. */
 void *_fa_os_loaded_symbol(const char *library, const char *symbol);
+/* The address of `symbol` in the first loaded object that exports it (dlsym(RTLD_DEFAULT));
+ * NULL if none does. */
+void *_fa_os_global_symbol(const char *symbol);
 /* The next definition of `symbol` after this library's, in the order the dynamic linker looks
  * them up (dlsym(RTLD_NEXT): the C library's, for a function we define too); NULL if none. */
 void *_fa_os_next_symbol(const char *symbol);

@@ -88,6 +88,11 @@ void *_fa_os_loaded_symbol(const char *library, const char *symbol)
     return handle ? dlsym(handle, symbol) : NULL;
 }
 
+void *_fa_os_global_symbol(const char *symbol)
+{
+    return dlsym(RTLD_DEFAULT, symbol);
+}
+
 void *_fa_os_next_symbol(const char *symbol)
 {
     return dlsym(RTLD_NEXT, symbol);
