@@ -15,14 +15,15 @@
  *      live bytes are copied into it at their offsets;
  *   3. each virtual frame of both sides is mapped onto that file page, read/write (the mapping
  *      replaces the read-only one, and the private page it held goes back to the OS);
- *   4. the writers waiting wake, and find the new mapping.
+ *   4. the writers waiting wake (every few merges), and find the new mapping.
  * A merge saves one physical page. Frames of a detached page that hold no live byte go back to
  * the OS without a merge (madvise), and come back as fresh zero pages when the page is used
  * again. Only what is meshed lives in the file: programs that never mesh keep anonymous
  * memory and pay nothing.
  *
  * Costs and limits: each merge is a few system calls (one to freeze each frame copied, plus
- * one registration per page, an mmap for each frame mapped, a read of the writers waiting);
+ * one registration per page, an mmap for each frame mapped; a read of the writers waiting
+ * every few merges);
  * each virtual frame mapped onto the file may be a kernel mapping of its own, so the shared
  * frames are kept below half of vm.max_map_count; a pass makes at most FA_MESH_MERGES_PER_PASS
  * merges and tries only pairs with a page that changed since the last pass through its class.
@@ -47,21 +48,25 @@
 #define FA_MESH_MAX_MEMBERS 16
 #define FA_MESH_WINDOW 256 /* a frame looks for a partner among the next 256 */
 #define FA_MESH_MERGES_PER_PASS 2048
-#define FA_MESH_UNITS 4096 /* frames (or groups) looked at per class and frame index */
+#define FA_MESH_WAKE_EVERY 16 /* merges */
+#define FA_MESH_UNITS 4096    /* frames (or groups) looked at per class and frame index */
 #define FA_MESH_FRAME_SLOTS (FA_MESH_FRAME / FA_ALIGN + 1) /* most slots a frame touches */
 #define FA_MESH_MASK_WORDS ((FA_MESH_FRAME_SLOTS + 63) / 64)
 
 static int file = -1;
 static char *window; /* the whole file, mapped for the mesher's copies */
-/* The file is handed out in regions of a page's size: a group that frame k of a page starts
- * takes page k of that page's region, so that neighbouring frames meshed together map
- * neighbouring pages of the file and the kernel keeps them in one mapping. A region is used
- * while its page is detached or a group lives in it (region_users); then it is free. */
+/* The file is handed out in regions of a page's size, and a group of frames k always lives on
+ * page k of a region: the page after its members' frame k-1 group where that is free (the
+ * pass also prefers such partners), else in its first member's region, so that a page's
+ * neighbouring frames meshed map neighbouring pages of the file and the kernel keeps them in
+ * one mapping. A region is used while its page is detached or a group lives in it
+ * (region_users); then it is free. */
 #define FA_MESH_REGION ((size_t)1 << FA_SMALL_PAGE_SHIFT)
 #define FA_MESH_REGIONS (FA_MESH_FILE_SIZE / FA_MESH_REGION)
 static size_t file_top; /* regions below it have been handed out */
 static uint16_t *region_users;
-static uint32_t *region_next; /* the free regions' list (+1: 0 ends it) */
+static uint16_t *region_slots; /* bit k: page k of the region holds a group */
+static uint32_t *region_next;  /* the free regions' list (+1: 0 ends it) */
 static uint32_t regions_free;
 static fa_mesh_group_t *groups_free;
 static fa_mesh_group_t *group_chunk; /* groups not handed out yet, and how many */
@@ -80,7 +85,8 @@ static bool file_ready(void)
         return true;
     region_users = _fa_os_map_aligned(FA_MESH_REGIONS * sizeof *region_users, FA_OS_PAGE);
     region_next = _fa_os_map_aligned(FA_MESH_REGIONS * sizeof *region_next, FA_OS_PAGE);
-    if (!region_users || !region_next)
+    region_slots = _fa_os_map_aligned(FA_MESH_REGIONS * sizeof *region_slots, FA_OS_PAGE);
+    if (!region_users || !region_next || !region_slots)
         return false;
     file = _fa_os_shared_create(FA_MESH_FILE_SIZE);
     if (file < 0)
@@ -123,21 +129,48 @@ static void region_release(size_t region)
     }
 }
 
-/* A group for frame k of rec (its first member), in rec's region. */
-static fa_mesh_group_t *group_new(fa_mesh_page_t *rec, size_t k)
+/* A region of the file nobody uses, or FA_MESH_NO_REGION. */
+static size_t region_new(void)
 {
-    if (rec->region == FA_MESH_NO_REGION) {
-        size_t r;
-        if (regions_free) {
-            r = regions_free - 1;
-            regions_free = region_next[r];
-        } else if (file_top < FA_MESH_REGIONS) {
-            r = file_top++;
-        } else {
-            return NULL;
+    size_t r;
+    if (regions_free) {
+        r = regions_free - 1;
+        regions_free = region_next[r];
+    } else if (file_top < FA_MESH_REGIONS) {
+        r = file_top++;
+    } else {
+        return FA_MESH_NO_REGION;
+    }
+    region_users[r] = 0;
+    return r * FA_MESH_REGION;
+}
+
+static bool slot_free(size_t offset)
+{
+    return !(region_slots[offset / FA_MESH_REGION] >> (offset % FA_MESH_REGION / FA_MESH_FRAME) &
+             1);
+}
+
+/* A group for frame k of rec (its first member): at `want` if that page of the file is free (a
+ * member's frame k-1 is on the page before it, so that the kernel keeps the two frames in one
+ * mapping), else page k of rec's region, else page k of a region of its own. */
+static fa_mesh_group_t *group_new(fa_mesh_page_t *rec, size_t k, size_t want)
+{
+    size_t offset = want;
+    if (offset == FA_MESH_NO_REGION || !slot_free(offset)) {
+        if (rec->region == FA_MESH_NO_REGION) {
+            rec->region = region_new();
+            if (rec->region == FA_MESH_NO_REGION)
+                return NULL;
+            region_users[rec->region / FA_MESH_REGION] = 1;
         }
-        rec->region = r * FA_MESH_REGION;
-        region_users[r] = 1;
+        offset = rec->region + k * FA_MESH_FRAME;
+        if (!slot_free(offset)) { /* taken by another page's neighbour */
+            size_t region = region_new();
+            if (region == FA_MESH_NO_REGION)
+                return NULL;
+            offset = region + k * FA_MESH_FRAME;
+        }
     }
     fa_mesh_group_t *g = groups_free;
     if (g) {
@@ -153,8 +186,10 @@ static fa_mesh_group_t *group_new(fa_mesh_page_t *rec, size_t k)
         g = group_chunk++;
         group_chunk_left--;
     }
-    g->offset = rec->region + k * FA_MESH_FRAME;
-    region_users[rec->region / FA_MESH_REGION]++;
+    g->offset = offset;
+    region_users[offset / FA_MESH_REGION]++;
+    region_slots[offset / FA_MESH_REGION] |=
+        (uint16_t)(1u << offset % FA_MESH_REGION / FA_MESH_FRAME);
     g->members = 0;
     g->first = NULL;
     return g;
@@ -163,6 +198,8 @@ static fa_mesh_group_t *group_new(fa_mesh_page_t *rec, size_t k)
 static void group_free(fa_mesh_group_t *g)
 {
     _fa_os_shared_punch(file, g->offset, FA_MESH_FRAME);
+    region_slots[g->offset / FA_MESH_REGION] &=
+        (uint16_t) ~(1u << g->offset % FA_MESH_REGION / FA_MESH_FRAME);
     region_release(g->offset);
     g->next = groups_free;
     groups_free = g;
@@ -252,6 +289,9 @@ static void frame_slots(size_t size, size_t k, size_t *first, size_t *count)
 typedef struct {
     fa_mesh_frame_t *unit;
     uint64_t mask[FA_MESH_MASK_WORDS]; /* live slots, from the frame's first */
+    /* Where frame k of its (first) page would be on the file page after its frame k-1's, so
+     * that the two are one kernel mapping; FA_MESH_NO_REGION if frame k-1 is not shared. */
+    size_t want;
     uint32_t members;
     bool merged;
     bool changed; /* a member's page changed since the last pass (fa_mesh_page_t.changed) */
@@ -325,7 +365,9 @@ static void copy_live(uintptr_t from, size_t offset, const fa_page_t *page, size
 /* Put unit b's frame on a's physical page (or both on a new one). false: nothing changed. */
 static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, size_t count)
 {
-    if (!a->unit->group && b->unit->group) {
+    /* b's frames are the ones frozen and mapped anew: b is the side with fewer members (a
+     * private frame before a group; of two groups, the smaller one moves). */
+    if (!a->unit->group ? b->unit->group != NULL : b->unit->group && b->members > a->members) {
         fa_mesh_unit_t *t = a;
         a = b;
         b = t;
@@ -340,7 +382,8 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
             thaw(a->unit, NULL);
         return false;
     }
-    fa_mesh_group_t *g = fresh ? group_new(a->unit->rec, k) : a->unit->group;
+    size_t want = a->want != FA_MESH_NO_REGION && slot_free(a->want) ? a->want : b->want;
+    fa_mesh_group_t *g = fresh ? group_new(a->unit->rec, k, want) : a->unit->group;
     if (!g) {
         if (fresh)
             thaw(a->unit, NULL);
@@ -367,7 +410,6 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         map_onto(m, g);
         m = next;
     }
-    _fa_os_freeze_wake_replaced();
     if (old)
         group_free(old);
     a->unit = g->first;
@@ -388,14 +430,23 @@ void _fa_mesh_unmesh(fa_mesh_page_t *rec)
         region_release(rec->region);
         rec->region = FA_MESH_NO_REGION;
     }
+    size_t run_end = 0; /* frames below it are mapped fresh already */
     for (size_t k = 0; k < FA_MESH_FRAMES && rec->shared; k++) {
         fa_mesh_frame_t *f = &rec->frames[k];
         fa_mesh_group_t *g = f->group;
         if (!g)
             continue;
-        /* The page has no live block: its frame needs no copy, only memory of its own. */
-        if (!_fa_os_map_fresh_at((void *)fa_mesh_frame_address(f), FA_MESH_FRAME))
-            _fa_fatal("fitalloc: meshing could not unmap %p\n", (void *)fa_mesh_frame_address(f));
+        /* The page has no live block: its frames need no copy, only memory of their own; a
+         * run of shared frames in one call (an emptied meshed page has most of them shared). */
+        if (k >= run_end) {
+            run_end = k + 1;
+            while (run_end < FA_MESH_FRAMES && rec->frames[run_end].group)
+                run_end++;
+            if (!_fa_os_map_fresh_at((void *)fa_mesh_frame_address(f),
+                                     (run_end - k) * FA_MESH_FRAME))
+                _fa_fatal("fitalloc: meshing could not unmap %p\n",
+                          (void *)fa_mesh_frame_address(f));
+        }
         rec->prepared &= ~(1u << k);
         fa_mesh_frame_t **link = &g->first;
         while (*link != f)
@@ -449,6 +500,18 @@ static size_t unit_live(const fa_mesh_unit_t *u)
     return live;
 }
 
+/* Whether merging b into a (or a into b) puts a private frame on the file page after its
+ * frame k-1's: its two frames are then one kernel mapping. */
+static bool neighbour(const fa_mesh_unit_t *a, const fa_mesh_unit_t *b)
+{
+    const fa_mesh_group_t *ga = a->unit->group, *gb = b->unit->group;
+    if (ga && gb)
+        return false;
+    if (ga || gb)
+        return ga ? b->want == ga->offset : a->want == gb->offset;
+    return a->want != FA_MESH_NO_REGION && a->want == b->want;
+}
+
 /* Mesh frame k of the detached pages of one class; returns the merges made. */
 static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
 {
@@ -462,6 +525,8 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
         fa_mesh_unit_t *u = &units[n];
         u->unit = f;
         u->members = f->group ? f->group->members : 1;
+        const fa_mesh_group_t *before = k ? rec->frames[k - 1].group : NULL;
+        u->want = before ? before->offset + FA_MESH_FRAME : FA_MESH_NO_REGION;
         u->merged = false;
         u->changed = false;
         FOR_MEMBERS(m, f)
@@ -486,18 +551,28 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
         order[start[FA_MESH_FRAME_SLOTS - unit_live(&units[i])]++] = (uint16_t)i;
     size_t merges = 0;
     for (size_t i = 0; i < n && merges < budget; i++) {
-        fa_mesh_unit_t *a = &units[order[i]];
-        for (size_t j = i + 1; j < n && j <= i + FA_MESH_WINDOW && merges < budget; j++) {
-            fa_mesh_unit_t *b = &units[order[j]];
-            /* Two units that have not changed since the last pass were tried then. */
-            if (a->merged || b->merged || (!a->changed && !b->changed) ||
-                a->members + b->members > FA_MESH_MAX_MEMBERS ||
-                shared_frames + (long)b->members + 1 > shared_limit || !disjoint(a->mask, b->mask))
-                continue;
-            if (merge(a, b, k, first, count))
-                merges++;
+        /* First the partners that keep a member's frame in one mapping with its frame k-1. */
+        for (int neighbours = 1; neighbours >= 0; neighbours--) {
+            fa_mesh_unit_t *a = &units[order[i]];
+            for (size_t j = i + 1; j < n && j <= i + FA_MESH_WINDOW && merges < budget; j++) {
+                fa_mesh_unit_t *b = &units[order[j]];
+                /* Two units that have not changed since the last pass were tried then. */
+                if (a->merged || b->merged || (!a->changed && !b->changed) ||
+                    (neighbours && !neighbour(a, b)) ||
+                    a->members + b->members > FA_MESH_MAX_MEMBERS ||
+                    shared_frames + (long)b->members + 1 > shared_limit ||
+                    !disjoint(a->mask, b->mask))
+                    continue;
+                /* The writers that waited on frames mapped anew are woken every few merges
+                 * rather than after each: the look for them is a system call, and finds none
+                 * nearly always. */
+                if (merge(a, b, k, first, count) && ++merges % FA_MESH_WAKE_EVERY == 0)
+                    _fa_os_freeze_wake_replaced();
+            }
         }
     }
+    if (merges % FA_MESH_WAKE_EVERY)
+        _fa_os_freeze_wake_replaced();
     return merges;
 }
 
