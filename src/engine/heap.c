@@ -506,6 +506,10 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 queue_append(heap, page);
                 fa_page_queue_push_front(q, other);
                 queue_head_changed(heap, bin);
+                /* Carved at once: back at the loop's top, an empty head could be moved behind
+                 * a page with freed blocks, and an empty page may not stay queued. */
+                if (_fa_page_extend(other))
+                    return other;
                 continue;
             }
             if (_fa_page_extend(page))
