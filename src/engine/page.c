@@ -60,12 +60,15 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->xcollected = 0;
     page->next = page->prev = NULL;
     fa_atomic_store_relaxed(&page->xfree, 0);
-    page->by_mode = fa_mode_pages() != NULL;
-    page->slow = page->by_mode || _fa_pages_slow;
+    bool by_mode = fa_mode_pages() != NULL, slow = by_mode || _fa_pages_slow;
+    page->by_mode = by_mode;
+    page->slow = slow;
     page->prof_slow = page->prof_armed = 0;
     page->prof_placed = 0;
     fa_atomic_store_relaxed(&page->prof_sampled, 0);
-    fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
+    /* From the locals, not fa_owner_word: reading the bit-fields back loads the whole word,
+     * `state` with it, which the purger may be writing atomically (a race to TSan). */
+    fa_atomic_store_release(&page->owner, (uintptr_t)heap | (slow ? FA_OWNER_SLOW : 0));
     fa_page_set_thread(page, heap->thread);
 }
 

@@ -147,7 +147,6 @@ typedef struct fa_page_s {
     uint16_t capacity; /* blocks provisioned so far (the free list is built lazily) */
     uint16_t reserved; /* blocks that fit in the page */
     uint8_t bin;
-    uint8_t state;   /* enum fa_page_state (the purger changes it while the page is free) */
     uint8_t by_mode; /* set up by a mode with pages of its own (mode_pages.h: secure mode's) */
     /* Every malloc and free of its blocks takes the slow path (a mode's page, FITALLOC_TRACE):
      * never in a direct slot, FA_OWNER_SLOW in its owner word. */
@@ -166,7 +165,12 @@ typedef struct fa_page_s {
      * which tells the profiler, as a slow page's do (FA_OWNER_SLOW, thread word 0). Set and
      * cleared by the owner. */
     uint8_t prof_slow;
-    uint8_t pad0[8];
+    uint8_t pad_flags;
+    /* enum fa_page_state (the purger changes it while the page is free), alone in its word: the
+     * compiler reads the flags above in one load, which must not take in a byte another thread
+     * writes. */
+    uint8_t state;
+    uint8_t pad0[7];
     /* line 1: the owner's */
     /* Two free lists, so that only free updates a counter: when malloc counted too, in the
      * same word, each malloc waited for the previous free's store to it, and the other way
