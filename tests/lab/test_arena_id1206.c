@@ -18,22 +18,12 @@
 
 #include "lab/threads/lab_instance.h"
 #include "check.h"
+#include "exp_series.h"
 
 #define ARENA 65536
 #define MAX 256
 #define MIN 8
 #define LN_MAX_OVER_MIN 3.4657359027997265 /* ln 32 */
-
-/* e^x for 0 <= x < 4 by its series (no libm in the test link). */
-static double exp_series(double x)
-{
-    double sum = 1, term = 1;
-    for (int k = 1; k < 60; k++) {
-        term *= x / k;
-        sum += term;
-    }
-    return sum;
-}
 
 /* The study's request(): r uniform on a 1e-4 grid of [0, ln(MAX/MIN)), size MAX / e^r. */
 static size_t request(void)

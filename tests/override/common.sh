@@ -26,6 +26,18 @@ make_workdir() {
     trap 'rm -rf "$WORK"' EXIT
 }
 
+# compile_as "CFLAGS" OUT SOURCE [flags...]: C or C++ by the source's extension, with CFLAGS and
+# -g; the compiler's messages shown on failure.
+compile_as() {
+    local cflags=$1 out=$2 src=$3
+    shift 3
+    local cc=$CC std=-std=gnu11
+    [[ $src == *.cpp ]] && { cc=$CXX; std=-std=gnu++17; }
+    # shellcheck disable=SC2086 # the flags are meant to be split
+    "$cc" $std $cflags -g -o "$out" "$src" "$@" -lpthread 2>"$WORK/cc.err" ||
+        { cat "$WORK/cc.err" >&2; fail "compiling $src"; }
+}
+
 # Largest N on lines "  allocs: N" in file $1 (prints nothing if there is none).
 stats_allocs() {
     grep -E '^ *allocs: *[0-9]+' "$1" | sed -E 's/^ *allocs: *([0-9]+).*/\1/' | sort -n | tail -n 1

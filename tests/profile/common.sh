@@ -11,14 +11,7 @@ command -v google-pprof >/dev/null ||
     { echo "google-pprof not found (apt-get install google-perftools): skipped"; exit 77; }
 
 # compile OUT SOURCE [flags...]: C or C++ by the source's extension, -O2 without frame pointers.
-compile() {
-    local out=$1 src=$2
-    shift 2
-    local cc=$CC std=-std=gnu11
-    [[ $src == *.cpp ]] && { cc=$CXX; std=-std=gnu++17; }
-    "$cc" $std -O2 -g -fomit-frame-pointer -o "$out" "$src" "$@" -lpthread 2>"$WORK/cc.err" ||
-        { cat "$WORK/cc.err" >&2; fail "compiling $src"; }
-}
+compile() { compile_as "-O2 -fomit-frame-pointer" "$@"; }
 
 # profiled PREFIX CMD...: run CMD under fitalloc with FITALLOC_PROFILE=PREFIX (other FITALLOC_*
 # variables pass through); stdout to $WORK/out, stderr to $WORK/err; returns CMD's status.

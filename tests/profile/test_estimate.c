@@ -9,23 +9,13 @@
 
 #include "check.h"
 #include "profile/profile.h"
+#include "exp_series.h"
 
 #define RUNS 1000
 #define RATE 65536
 
 static const size_t sizes[3] = {48, 4096, 65536};
 static const unsigned counts[3] = {40000, 4000, 400};
-
-/* exp(x) by its series (x <= 1 here), apart from the library's own. */
-static double exp_series(double x)
-{
-    double sum = 1, term = 1;
-    for (int k = 1; k < 30; k++) {
-        term *= x / k;
-        sum += term;
-    }
-    return sum;
-}
 
 static double sqrt_newton(double x)
 {

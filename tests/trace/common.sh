@@ -11,13 +11,8 @@ command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
 
 # compile OUT SOURCE [flags...]: C or C++ by the source's extension.
 compile() {
-    local out=$1 src=$2
-    shift 2
-    local cc=$CC std=-std=gnu11
-    [[ $src == *.cpp ]] && { cc=$CXX; std=-std=gnu++17; }
-    "$cc" $std -O1 -g -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc \
-        -fno-builtin-realloc -o "$out" "$src" "$@" -ldl -lpthread 2>"$WORK/cc.err" ||
-        { cat "$WORK/cc.err" >&2; fail "compiling $src"; }
+    compile_as "-O1 -fno-builtin-malloc -fno-builtin-free -fno-builtin-calloc -fno-builtin-realloc" \
+        "$@" -ldl
 }
 
 # traced TRACEFILE CMD...: run CMD under fitalloc with FITALLOC_TRACE=TRACEFILE (the other
