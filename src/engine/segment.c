@@ -295,38 +295,31 @@ fa_page_t *_fa_segment_take_page(fa_heap_t *heap, size_t bin, uint8_t want)
     return page;
 }
 
+/* The heap takes seg and its first page: a DIRTY one if any (a cached segment's, unless the
+ * purger has been through it), else a CLEAN one (a new or cold segment has only those). */
+static fa_page_t *segment_first_page(fa_heap_t *heap, fa_segment_t *seg)
+{
+    seg->heap = heap;
+    fa_segment_list_push(&heap->segments[seg->kind], seg);
+    fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
+    return page ? page : segment_take_page(seg, FA_PAGE_CLEAN);
+}
+
 fa_page_t *_fa_segment_dirty_page(fa_heap_t *heap, size_t bin)
 {
     fa_page_t *page = _fa_segment_take_page(heap, bin, FA_PAGE_DIRTY);
     if (page)
         return page;
-    int kind = fa_bin_kind(bin);
     fa_mutex_lock(&_fa_global_lock);
-    fa_segment_t *seg = cache_pop_locked(kind);
+    fa_segment_t *seg = cache_pop_locked(fa_bin_kind(bin));
     fa_mutex_unlock(&_fa_global_lock);
-    if (!seg)
-        return NULL;
-    seg->heap = heap;
-    fa_segment_list_push(&heap->segments[kind], seg);
-    page = segment_take_page(seg, FA_PAGE_DIRTY);
-    if (!page)
-        page = segment_take_page(seg, FA_PAGE_CLEAN); /* its pages purged since it was cached */
-    return page;
+    return seg ? segment_first_page(heap, seg) : NULL;
 }
 
 fa_page_t *_fa_segment_new_page(fa_heap_t *heap, size_t bin)
 {
-    int kind = fa_bin_kind(bin);
-    fa_segment_t *seg = segment_new(kind);
-    if (!seg)
-        return NULL;
-    seg->heap = heap;
-    fa_segment_list_push(&heap->segments[kind], seg);
-    /* A cached segment has DIRTY pages; a new or cold one only CLEAN ones. */
-    fa_page_t *page = segment_take_page(seg, FA_PAGE_DIRTY);
-    if (!page)
-        page = segment_take_page(seg, FA_PAGE_CLEAN);
-    return page;
+    fa_segment_t *seg = segment_new(fa_bin_kind(bin));
+    return seg ? segment_first_page(heap, seg) : NULL;
 }
 
 void _fa_segments_fork_child(void)
