@@ -146,7 +146,9 @@ static void *resize_in_place(fa_segment_t *seg, void *p, size_t n, size_t usable
             _fa_large_grew_in_place(seg, n);
         return p;
     }
-    if (!large || n <= FA_CLASS_MAX)
+    /* A large block shrunk into the classes moves to a block of its class; one that grows
+     * resizes its mapping, whatever its size. */
+    if (!large || (n <= FA_CLASS_MAX && n <= usable))
         return NULL;
     void *q = _fa_large_realloc(seg, n);
     /* Moved or resized: for the profiler, a free and a new allocation. */
@@ -179,7 +181,13 @@ void *_fa_realloc(void *p, size_t n)
     void *q = own ? own->realloc(seg, page, p, n) : resize_in_place(seg, p, n, usable, large);
     if (q)
         return q;
-    q = fa_malloc_inline(n);
+    /* A block of the core's that grows past the medium classes moves to a mapping of its own,
+     * as a large block: a buffer grown step by step (a string doubled by realloc) then grows on
+     * by mremap, in place and without a copy, and its steps reuse one mapping, where each step
+     * through the big classes took a block of another 2 MiB page and left the last one resident
+     * there (record 075). */
+    bool grows_past_medium = !own && n > usable && n > FA_MEDIUM_MAX;
+    q = grows_past_medium ? _fa_large_alloc(n, FA_ALIGN, false) : fa_malloc_inline(n);
     if (!q)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
