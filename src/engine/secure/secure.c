@@ -230,23 +230,9 @@ static inline fa_vec16 load16(const uint8_t *p)
     return v;
 }
 
-static inline bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
+/* Ranges of 64 bytes and more: out of line, the vector loop. */
+static bool all_bytes_long(const uint8_t *p, size_t len, uint64_t pattern)
 {
-    uint64_t pattern = 0x0101010101010101ull * byte;
-    if (len < 8) {
-        unsigned diff = 0;
-        for (size_t i = 0; i < len; i++)
-            diff |= p[i] ^ byte;
-        return diff == 0;
-    }
-    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
-    if (len <= 16)
-        return diff == 0;
-    if (len < 64) {
-        for (size_t i = 8; i + 8 < len; i += 8)
-            diff |= load8(p + i) ^ pattern;
-        return diff == 0;
-    }
     fa_vec16 pat = {pattern, pattern};
     fa_vec16 a = (load16(p + len - 64) ^ pat) | (load16(p + len - 48) ^ pat);
     fa_vec16 b = (load16(p + len - 32) ^ pat) | (load16(p + len - 16) ^ pat);
@@ -255,7 +241,25 @@ static inline bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
         b |= (load16(p + i + 32) ^ pat) | (load16(p + i + 48) ^ pat);
     }
     a |= b;
-    return (diff | a[0] | a[1]) == 0;
+    return (a[0] | a[1]) == 0;
+}
+
+static inline __attribute__((always_inline)) bool all_bytes(const uint8_t *p, size_t len,
+                                                            uint8_t byte)
+{
+    uint64_t pattern = 0x0101010101010101ull * byte;
+    if (len < 8) {
+        unsigned diff = 0;
+        for (size_t i = 0; i < len; i++)
+            diff |= p[i] ^ byte;
+        return diff == 0;
+    }
+    if (len >= 64)
+        return all_bytes_long(p, len, pattern);
+    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
+    for (size_t i = 8; i + 8 < len; i += 8)
+        diff |= load8(p + i) ^ pattern;
+    return diff == 0;
 }
 
 void _fa_secure_canary_set(void *p, size_t len)
@@ -307,6 +311,9 @@ struct shape {
 
 static inline struct shape shape_of(const fa_page_t *page)
 {
+    size_t d = page->block_size;
+    if (fa_likely(d <= FA_FILL_WHOLE)) /* not big, filled whole */
+        return (struct shape){d, d - FA_TRAILER};
     bool big = is_big(page);
     size_t room = page->block_size - (big ? FA_OS_PAGE : 0);
     size_t span = room <= FA_FILL_WHOLE ? SIZE_MAX : fill_span;
@@ -358,7 +365,7 @@ static inline __attribute__((always_inline)) bool word_valid(uintptr_t w, uintpt
 }
 
 /* The request size and state a size word records, or SIZE_MAX if the word is damaged. */
-static uintptr_t word_decoded(uintptr_t block, size_t room)
+static inline __attribute__((always_inline)) uintptr_t word_decoded(uintptr_t block, size_t room)
 {
     /* Atomic: the thread that frees a block writes its word while the page's owner may be
      * reading it, in the underflow check of the block after it (either value is valid). */
@@ -446,7 +453,8 @@ static void tell_callers(uintptr_t block, size_t room, bool freed)
 
 /* A live block's decoded size word (its request and state), or SIZE_MAX if its trailer (size
  * word, canary) is damaged; a freed one is reported as freed again by `caller`. */
-static uintptr_t recorded_word(const char *caller, uintptr_t block, size_t room)
+static inline __attribute__((always_inline)) uintptr_t recorded_word(const char *caller,
+                                                                     uintptr_t block, size_t room)
 {
     reading.block = block;
     reading.caller = caller;
@@ -772,7 +780,8 @@ static inline __attribute__((always_inline)) size_t secure_bin(size_t n, size_t 
             return FA_BINS;
         bin = fa_bin_of(need);
     }
-    while (bin < FA_BINS && fa_bin_size(bin) % alignment)
+    /* Every class is a multiple of FA_ALIGN: no division for the usual alignment. */
+    while (alignment > FA_ALIGN && bin < FA_BINS && fa_bin_size(bin) % alignment)
         bin++;
     return bin;
 }
@@ -922,8 +931,9 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
     set_bytes((uint8_t *)p, shape.fill_end, fill_byte);
-    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8),
-                            size_word(b, n, FA_WORD_FREED, *caller_word(b, shape.room)));
+    /* The word as it was, its check bits kept, freed (the form is no longer said). */
+    uintptr_t freed = (w >> FA_WORD_STATE_BITS << FA_WORD_STATE_BITS | FA_WORD_FREED);
+    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8), freed ^ _fa_list_secret ^ b);
     fa_block_t *block = p;
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
