@@ -347,7 +347,7 @@ static inline void canaries_set(uintptr_t b, size_t n, size_t d)
         set_bytes((uint8_t *)b + tail, d - FA_TRAILER - tail, canary_byte);
 }
 
-static inline bool canaries_intact(uintptr_t b, size_t n, size_t d)
+static inline __attribute__((always_inline)) bool canaries_intact(uintptr_t b, size_t n, size_t d)
 {
     size_t tail = tail_start(n, d);
     return all_bytes((const uint8_t *)b + n, canary_end(n, d) - n, canary_byte) &&
@@ -375,7 +375,7 @@ static inline __attribute__((always_inline)) uintptr_t word_decoded(uintptr_t bl
 }
 
 /* The request size a size word records, freed or not, or SIZE_MAX if the word is damaged. */
-static size_t word_size(uintptr_t block, size_t room)
+static inline __attribute__((always_inline)) size_t word_size(uintptr_t block, size_t room)
 {
     uintptr_t w = word_decoded(block, room);
     return w == SIZE_MAX ? w : word_n(w);
@@ -486,14 +486,15 @@ size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *calle
 }
 
 /* A free block's fill, after its link and mark up to `to`, holds the fill byte. */
-static bool fill_intact(uintptr_t block, size_t to)
+static inline __attribute__((always_inline)) bool fill_intact(uintptr_t block, size_t to)
 {
     return all_bytes((const uint8_t *)block + sizeof(fa_block_t), to - sizeof(fa_block_t),
                      fill_byte);
 }
 
 /* A free block: its fill, and a size word that is still valid. */
-static bool free_block_intact(uintptr_t block, struct shape shape)
+static inline __attribute__((always_inline)) bool free_block_intact(uintptr_t block,
+                                                                    struct shape shape)
 {
     return word_size(block, shape.room) != SIZE_MAX && fill_intact(block, shape.fill_end);
 }
@@ -549,8 +550,8 @@ struct page_snapshot {
 /* A link or free mark a free slot may hold: 0 (in a quarantine, or being listed by another
  * thread), a link to the end or to a block of the page, the page's mark, or for a slot never
  * handed out (a size word of 0 bytes) the canary of a live 0-byte block. */
-static inline bool free_head_valid(const struct page_snapshot *pg, uintptr_t link, uintptr_t mark,
-                                   bool fresh)
+static inline __attribute__((always_inline)) bool
+free_head_valid(const struct page_snapshot *pg, uintptr_t link, uintptr_t mark, bool fresh)
 {
     if ((link | mark) == 0) /* in a quarantine */
         return true;
