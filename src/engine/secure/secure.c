@@ -724,7 +724,11 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
 
 static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
 {
-    fa_page_t *page = _fa_heap_find_page(heap, bin);
+    /* The queue's head while its list lasts, as the default mode's fast path pops from it; the
+     * heap's upkeep and the search for another page when it runs out. */
+    fa_page_t *page = heap->queues[bin].head;
+    if (!page || page->free == FA_LIST_END)
+        page = _fa_heap_find_page(heap, bin);
     if (!page)
         return NULL;
     /* A page set up before secure mode began (options read late, the page adopted) serves
