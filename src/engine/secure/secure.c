@@ -315,7 +315,7 @@ static inline struct shape shape_of(const fa_page_t *page)
     if (fa_likely(d <= FA_FILL_WHOLE)) /* not big, filled whole */
         return (struct shape){d, d - FA_TRAILER};
     bool big = is_big(page);
-    size_t room = page->block_size - (big ? FA_OS_PAGE : 0);
+    size_t room = d - (big ? FA_OS_PAGE : 0);
     size_t span = room <= FA_FILL_WHOLE ? SIZE_MAX : fill_span;
     if (big && span < FA_OS_PAGE - sizeof(fa_block_t))
         span = FA_OS_PAGE - sizeof(fa_block_t);
@@ -937,7 +937,7 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
                   caller, size, n, p);
     set_bytes((uint8_t *)p, shape.fill_end, fill_byte);
     /* The word as it was, its check bits kept, freed (the form is no longer said). */
-    uintptr_t freed = (w >> FA_WORD_STATE_BITS << FA_WORD_STATE_BITS | FA_WORD_FREED);
+    uintptr_t freed = w >> FA_WORD_STATE_BITS << FA_WORD_STATE_BITS | FA_WORD_FREED;
     fa_atomic_store_release((uintptr_t *)(b + shape.room - 8), freed ^ _fa_list_secret ^ b);
     fa_block_t *block = p;
     if (heap == &_fa_heap_empty)
