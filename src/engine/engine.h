@@ -41,6 +41,20 @@ static inline bool fa_page_frees_slowly(const fa_page_t *page)
            (page->bin >= FA_MEDIUM_BINS && !fa_atomic_load_relaxed(&_fa_guard_spent));
 }
 
+/* The bit of the block at p in its page's filter of sampled blocks (types.h: prof_filter): its
+ * offset in units of the largest power of two not above the block size, so that the blocks of
+ * a page of 256 blocks or fewer have a bit each. */
+static inline unsigned fa_page_filter_bit(const fa_page_t *page, const void *p)
+{
+    unsigned shift = 63 - (unsigned)__builtin_clzll(page->block_size);
+    return (unsigned)(((uintptr_t)p - page->start) >> shift) & 255;
+}
+static inline bool fa_page_maybe_sampled(const fa_page_t *page, const void *p)
+{
+    unsigned bit = fa_page_filter_bit(page, p);
+    return fa_atomic_load_relaxed(&page->prof_filter[bit / 64]) >> (bit % 64) & 1;
+}
+
 /* A page's thread word, which the free fast path compares with its own thread pointer (one
  * instruction, where reading the heap pointer, a TLS variable, takes two): the pointer of the
  * thread using the heap that owns the page while the page is on one of that heap's queues, or
