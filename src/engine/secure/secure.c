@@ -34,6 +34,7 @@
 #include "engine/mode_pages.h"
 #include "engine/secure/secure.h"
 #include "engine/size_class.h"
+#include "profile/profile.h"
 #include "platform/atomic.h"
 
 #define FA_TRAILER 16 /* the caller word and the size word */
@@ -746,6 +747,10 @@ void *_fa_secure_alloc(size_t n, size_t alignment)
     void *p = heap ? secure_malloc(heap, n, bin) : NULL;
     if (!p)
         errno = ENOMEM;
+    /* Aligned blocks do not pass where the core counts a slow page's mallocs (profile_pages.c):
+     * the heap profiler counts them here. */
+    if (alignment > FA_ALIGN)
+        fa_profile_count(p, n);
     return p;
 }
 
