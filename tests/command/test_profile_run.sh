@@ -62,7 +62,8 @@ rows = re.findall(r"^ +[\d.]+ \S+ +[\d.]+% +[\d,]+ +([\d.]+) (B|KiB|MiB|GiB)  (\
 slack = {name: float(v) * units[u] / (1 << 20) for v, u, name in rows}
 for name, mib, tol in [("hold_big_blocks", 64, 0.15), ("hold_small_blocks", 6, 0.25),
                        ("leak_pages", 4, 0.25)]:
-    assert abs(slack.get(name, 0) / mib - 1) <= tol, f"{name}: slack {slack.get(name)} MiB, not {mib}"
+    got = slack.get(name, 0)
+    assert abs(got / mib - 1) <= tol, f"{name}: slack {got} MiB, not {mib}"
 PY
 
 run_cmd profile -o "$WORK" -- sh -c 'exit 3'

@@ -12,11 +12,15 @@ for how in fast secure lab; do
     [[ $how == secure ]] && lib=$FITALLOC_SECURE_LIB
     [[ $how == lab ]] && extra=(FITALLOC_MODE=lab)
     env "${extra[@]}" FITALLOC_PROFILE_RATE=16K FITALLOC_PROFILE="$WORK/$how" LD_PRELOAD="$lib" \
-        "$WORK/aligned" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; fail "$how: the program failed"; }
+        "$WORK/aligned" >"$WORK/out" 2>"$WORK/err" ||
+        { cat "$WORK/err" >&2; fail "$how: the program failed"; }
     [[ ! -s $WORK/err ]] || { cat "$WORK/err" >&2; fail "$how: something on stderr"; }
-    google-pprof --text --inuse_space "$WORK/aligned" "$WORK/$how".*.exit.heap >"$WORK/text" 2>/dev/null
+    # One pprof run per profile, its four sites read from its text (first line of each).
+    google-pprof --text --inuse_space "$WORK/aligned" "$WORK/$how".*.exit.heap \
+        >"$WORK/text" 2>/dev/null
     for site in by_aligned_alloc by_posix_memalign by_memalign by_aligned_new; do
-        mib=$(awk -v f=$site '$6 == f && !found { print $4; found = 1 } END { if (!found) print 0 }' "$WORK/text")
+        mib=$(awk -v f=$site '$6 == f && !found { print $4; found = 1 }
+                              END { if (!found) print 0 }' "$WORK/text")
         within "$mib" 8 25 || fail "$how: $site holds $mib MiB at exit, not 8 within 25 %"
         echo "$how: $site $mib MiB"
     done
