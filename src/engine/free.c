@@ -188,7 +188,10 @@ void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
         push_remote(page, p);
         return;
     }
-    if (fa_unlikely(owner & FA_OWNER_SLOW) && free_unsampled(p, page, owner, heap, caller))
+    /* Not in the secure library, whose mode's pages are all slow (mode_pages.h): the test
+     * would cost every free of secure mode's pair. */
+    if (!FA_MODE_PAGES && fa_unlikely(owner & FA_OWNER_SLOW) &&
+        free_unsampled(p, page, owner, heap, caller))
         return;
     free_in_page_checked(p, page, caller, size);
 }

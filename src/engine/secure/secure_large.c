@@ -196,8 +196,9 @@ void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero)
     void *p = _fa_large_place(seg, n, offset, n, dirty, zero, true, populate);
     set_guards(seg, n, true);
     /* The heap profiler counts it here; a malloc of the size classes' sizes that the trailer
-     * makes large is counted as the core's slow page's mallocs are (profile_pages.c). */
-    if (n > FA_CLASS_MAX || alignment > FA_ALIGN)
+     * makes large is counted as the core's slow page's mallocs are (profile_pages.c), an aligned
+     * one by secure_aligned. */
+    if (n > FA_CLASS_MAX)
         fa_profile_count(p, n);
     return p;
 }
