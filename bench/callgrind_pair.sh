@@ -18,6 +18,7 @@
 # usage: bench/callgrind_pair.sh [-a alloc,alloc] [-s "16 32 64"] [-n N] [--hold] [--atomics]
 #                                [--fitalloc PATH] [--build-dir DIR] [--keep DIR]
 set -euo pipefail
+source "$(dirname "$0")/../tools/lib/help.sh"
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ALLOCS=""
@@ -29,7 +30,7 @@ KEEP=""
 HOLD=()
 EVENT=Ir
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { script_help "$0" "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
     case "$1" in

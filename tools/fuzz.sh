@@ -15,14 +15,12 @@
 # with the command to run each again. Exit status 1 if any configuration failed.
 # FUZZ_BUILD_DIR overrides build-fuzz (relative to the source tree, or absolute).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/help.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-usage() {
-    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-    exit "${1:-0}"
-}
+usage() { script_help "${BASH_SOURCE[0]}" "${1:-0}"; }
 [[ $# -ge 1 ]] || usage 2
 case "$1" in -h | --help) usage 0 ;; esac
 if [[ "$1" =~ ^([0-9]+)(s|m|h)?$ ]]; then

@@ -45,6 +45,7 @@
 # <phase> is where it happened: setup, bug (the misuse itself), free (the free or realloc of
 # an overflowed block), after (later mallocs and frees of the size), cleanup.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/help.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 src="$root/tests/misuse"
@@ -75,10 +76,7 @@ while (($#)); do
     --only) only=${2:?--only needs a regex}; shift 2 ;;
     --configs) configs_arg=${2:?--configs needs a list}; shift 2 ;;
     --repeat) repeat=${2:?--repeat needs a number}; shift 2 ;;
-    -h | --help)
-        sed -n '2,46p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-        exit 0
-        ;;
+    -h | --help) script_help "${BASH_SOURCE[0]}" ;;
     *) usage ;;
     esac
 done

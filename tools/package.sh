@@ -21,6 +21,7 @@
 # Exit status: 0 passed, 1 failed (a tool missing too), 77 skipped (the install on this machine
 # cannot be done: not root, or the packages are already installed; the line says why).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/help.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$root/build-deb"
@@ -30,14 +31,8 @@ test=0
 case "${1:-}" in
 "") ;;
 --test) test=1 ;;
--h | --help)
-    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-    exit 0
-    ;;
-*)
-    echo "usage: bash tools/package.sh [--test]" >&2
-    exit 2
-    ;;
+-h | --help) script_help "${BASH_SOURCE[0]}" ;;
+*) echo "usage: bash tools/package.sh [--test]" >&2 && exit 2 ;;
 esac
 
 fail() {
@@ -199,24 +194,7 @@ if [[ "$mode" == system ]]; then
 fi
 
 # ---------------------------------------------------------------------------
-mkdir -p "$tmp/src"
-cat >"$tmp/src/main.c" <<'EOF'
-#include <fitalloc.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-int main(void)
-{
-    char *p = malloc(100); /* fitalloc's malloc: the program is linked with libfitalloc */
-    if (p == NULL || fa_malloc_usable_size(p) < 100) return 1;
-    strcpy(p, "fitalloc ok");
-    printf("%s %d.%d.%d\n", p, FITALLOC_VERSION_MAJOR, FITALLOC_VERSION_MINOR,
-           FITALLOC_VERSION_PATCH);
-    free(p);
-    return 0;
-}
-EOF
+consumer=$root/tests/install/consumer # main.c and CMakeLists.txt, as a user would write them
 version=$(dpkg-deb -f "${debs[0]}" Version)
 version=${version%-*}
 # run_consumer <what> <binary> [env...]: prints "fitalloc ok <version>".
@@ -246,24 +224,15 @@ pc_env=()
 flags=$(env "${pc_env[@]}" pkg-config --cflags --libs fitalloc) || fail "pkg-config fitalloc failed"
 echo "pkg-config --cflags --libs fitalloc: $flags"
 # shellcheck disable=SC2086 # the flags are meant to be split
-cc -o "$tmp/pc_prog" "$tmp/src/main.c" $flags >"$tmp/cc.log" 2>&1 ||
+cc -o "$tmp/pc_prog" "$consumer/main.c" $flags >"$tmp/cc.log" 2>&1 ||
     { cat "$tmp/cc.log" >&2; fail "cc with pkg-config's flags failed"; }
 run_consumer "pkg-config build" "$tmp/pc_prog" "${run_env[@]}"
 loads_from "$tmp/pc_prog" "${run_env[@]}"
 
 step "libfitalloc-dev with CMake's find_package"
-cat >"$tmp/src/CMakeLists.txt" <<'EOF'
-cmake_minimum_required(VERSION 3.25)
-project(consumer LANGUAGES C)
-find_package(fitalloc 0.1 REQUIRED)
-add_executable(consumer_shared main.c)
-target_link_libraries(consumer_shared PRIVATE fitalloc::fitalloc)
-add_executable(consumer_static main.c)
-target_link_libraries(consumer_static PRIVATE fitalloc::fitalloc_static)
-EOF
 cmake_args=()
 [[ "$mode" == scratch ]] && cmake_args=(-DCMAKE_PREFIX_PATH="$r/usr")
-cmake -S "$tmp/src" -B "$tmp/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" \
+cmake -S "$consumer" -B "$tmp/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" \
     >"$tmp/consumer.log" 2>&1 && cmake --build "$tmp/consumer" >>"$tmp/consumer.log" 2>&1 ||
     { cat "$tmp/consumer.log" >&2; fail "the find_package(fitalloc) project failed"; }
 found=$(sed -n 's/^fitalloc_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")

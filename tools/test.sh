@@ -21,6 +21,7 @@
 # on a "skipped:" line just before it (a test with the reason it printed: tools/skip-reasons.sh).
 # FITALLOC_TEST_SIZE (smoke by default, or real) is passed to the tests.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/help.sh"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -29,14 +30,8 @@ quick=0
 for arg in "$@"; do
     case "$arg" in
     --quick) quick=1 ;;
-    -h | --help)
-        sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "usage: bash tools/test.sh [--quick]" >&2
-        exit 2
-        ;;
+    -h | --help) script_help "${BASH_SOURCE[0]}" ;;
+    *) echo "usage: bash tools/test.sh [--quick]" >&2 && exit 2 ;;
     esac
 done
 

@@ -462,10 +462,13 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
 }
 
 /* Whether the page's next block would be provisioned over memory no block of it has used
- * since it was taken clean. */
+ * since it was taken clean, and is big enough for that to matter: a block of a few OS pages or
+ * more. For smaller blocks an extension touches one OS page, and a dirty page taken instead of
+ * it leaves the head half used and takes a page other classes (other threads' heaps adopting
+ * ours) would have filled whole, so the heap ends up holding more pages, not fewer. */
 static bool extends_into_untouched(const fa_page_t *page)
 {
-    return page->capacity < page->reserved &&
+    return page->block_size >= 4 * FA_OS_PAGE && page->capacity < page->reserved &&
            (size_t)page->capacity * page->block_size >= (size_t)page->touched * FA_OS_PAGE;
 }
 

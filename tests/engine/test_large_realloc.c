@@ -139,7 +139,7 @@ static void run_phase(const char *name)
 
     /* Under TSan realloc copies (no mremap, which TSan cannot follow) and every copy is
      * instrumented: fewer rounds keep it within the time limit. */
-    iterations = (FA_TEST_TSAN ? 300ul : 6000ul) * fa_test_scale();
+    iterations = (FA_TEST_TSAN ? 100ul : 6000ul) * fa_test_scale();
     if (FA_TEST_TSAN)
         iterations /= 6;
     CHECK_EQ(pthread_barrier_init(&barrier, NULL, NTHREADS), 0);

@@ -3,7 +3,7 @@
  * frees and bytes in use (block sizes) from fa_stats_get, checked after every 16th op and at the
  * end of each input (nothing live). Single-threaded.
  *
- *   mkdir -p /tmp/w && build-fuzz/tests/fuzz/fuzz_fast -runs=40000 -seed=1 /tmp/w tests/fuzz/corpus
+ *   mkdir -p /tmp/w && build-fuzz/tests/fuzz/fuzz_fast -runs=20000 -seed=1 /tmp/w tests/fuzz/corpus
  *   build-fuzz/tests/fuzz/fuzz_fast CRASH-FILE        (run one input again)
  */
 #include "fuzz_ops.h"

@@ -9,7 +9,7 @@
  * them when the program starts): FITALLOC_MODE=lab, FITALLOC_POLICY, FITALLOC_LAB_INDEX,
  * FITALLOC_LAB_COALESCE, FITALLOC_LAB_ARENA (then allocations may fail with ENOMEM).
  *
- *   FITALLOC_MODE=lab FITALLOC_POLICY=next build-fuzz/tests/fuzz/fuzz_lab -runs=16000 -seed=1 \
+ *   FITALLOC_MODE=lab FITALLOC_POLICY=next build-fuzz/tests/fuzz/fuzz_lab -runs=8000 -seed=1 \
  *       /tmp/w tests/fuzz/corpus
  */
 #include "fitalloc-lab.h"

@@ -70,36 +70,8 @@ cmd_out=$(env -u FITALLOC_LIB -u FITALLOC_REPLAY "$prefix/bin/fitalloc" run --st
 [[ "$cmd_out" == *"fitalloc: statistics"* ]] || fail "fitalloc run --stats -- true: $cmd_out"
 echo "bin/fitalloc: runs programs with $cmd_lib"
 
-# The consumer program: fa_malloc gives a usable, 16-byte aligned block.
-mkdir -p "$tmp/src"
-cat >"$tmp/src/main.c" <<'EOF'
-#include <fitalloc.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-int main(void)
-{
-    unsigned char *p = fa_malloc(100);
-    if (p == NULL) {
-        puts("fa_malloc(100) returned NULL");
-        return 1;
-    }
-    if ((uintptr_t)p % 16 != 0) {
-        printf("fa_malloc(100) returned %p, not 16-byte aligned\n", (void *)p);
-        return 1;
-    }
-    memset(p, 0xab, 100);
-    if (p[0] != 0xab || p[99] != 0xab) {
-        puts("block does not hold what was written");
-        return 1;
-    }
-    fa_free(p);
-    printf("fitalloc ok %d.%d.%d\n", FITALLOC_VERSION_MAJOR, FITALLOC_VERSION_MINOR,
-           FITALLOC_VERSION_PATCH);
-    return 0;
-}
-EOF
+# The consumer project (main.c, CMakeLists.txt), as a user of the package would write it.
+consumer=$(cd "$(dirname "${BASH_SOURCE[0]}")/consumer" && pwd)
 
 # check_run <what> <binary> [env...]: runs it, checks exit 0 and the expected line,
 # and that it loads libfitalloc from the installed tree when linked dynamically.
@@ -129,7 +101,7 @@ pclibdir=$(pkg-config --variable=libdir fitalloc)
 [[ -e "$pclibdir/libfitalloc.so" ]] || fail "pkg-config libdir '$pclibdir' has no libfitalloc.so"
 
 # shellcheck disable=SC2086 # the flags are meant to be split
-"$CC" -o "$tmp/pc_prog" "$tmp/src/main.c" $flags >"$tmp/cc.log" 2>&1 ||
+"$CC" -o "$tmp/pc_prog" "$consumer/main.c" $flags >"$tmp/cc.log" 2>&1 ||
     { cat "$tmp/cc.log" >&2; fail "compiling with pkg-config flags failed"; }
 check_run "pkg-config build" "$tmp/pc_prog" LD_LIBRARY_PATH="$libdir"
 loaded=$(LD_LIBRARY_PATH="$libdir" ldd "$tmp/pc_prog" | awk '$1 ~ /^libfitalloc/ { print $3 }')
@@ -140,28 +112,16 @@ loaded=$(LD_LIBRARY_PATH="$libdir" ldd "$tmp/pc_prog" | awk '$1 ~ /^libfitalloc/
 static_libs=$(pkg-config --static --libs-only-l fitalloc) || fail "pkg-config --static failed"
 static_libs=${static_libs//-lfitalloc/}
 # shellcheck disable=SC2086 # the flags are meant to be split
-"$CC" -o "$tmp/pc_static" "$tmp/src/main.c" $(pkg-config --cflags fitalloc) \
+"$CC" -o "$tmp/pc_static" "$consumer/main.c" $(pkg-config --cflags fitalloc) \
     "$libdir/libfitalloc.a" $static_libs >"$tmp/cc.log" 2>&1 ||
     { cat "$tmp/cc.log" >&2; fail "static link with pkg-config --static flags ($static_libs) failed"; }
 check_run "pkg-config static build" "$tmp/pc_static"
 
 # ---------------------------------------------------------------------------
 step "(b) CMake find_package"
-cat >"$tmp/src/CMakeLists.txt" <<'EOF'
-cmake_minimum_required(VERSION 3.25)
-project(fitalloc_consumer LANGUAGES C)
-find_package(fitalloc 0.1 REQUIRED)
-if(NOT TARGET fitalloc::fitalloc OR NOT TARGET fitalloc::fitalloc_static)
-    message(FATAL_ERROR "fitalloc::fitalloc or fitalloc::fitalloc_static is missing")
-endif()
-add_executable(consumer_shared main.c)
-target_link_libraries(consumer_shared PRIVATE fitalloc::fitalloc)
-add_executable(consumer_static main.c)
-target_link_libraries(consumer_static PRIVATE fitalloc::fitalloc_static)
-EOF
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
-cmake -S "$tmp/src" -B "$tmp/consumer" "${gen[@]}" \
+cmake -S "$consumer" -B "$tmp/consumer" "${gen[@]}" \
     -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=Release \
     >"$tmp/configure.log" 2>&1 ||
     { cat "$tmp/configure.log" >&2; fail "configuring the find_package(fitalloc) project failed"; }
