@@ -361,7 +361,8 @@ void _fa_purge_init(void);
 /* mesh_page.c and mesh.c: meshing (mesh.h) */
 extern bool _fa_mesh_on;  /* FITALLOC_MESH, where it can run */
 void _fa_mesh_init(void); /* after the options are read */
-/* The owner gives a page, out of its queues, to the mesher; false if it could not. */
+/* The page's holder (its heap, or a mesh pass for a pooled page) gives it to the mesher, out of
+ * its queues or the pool; false if it could not. */
 bool _fa_mesh_detach(fa_page_t *page);
 /* A detached page of the class, never meshed, from the heap's own segments or a migrant, back
  * in the heap's hands (not queued yet); NULL if none (or the mesher is busy). */
