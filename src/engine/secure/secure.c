@@ -230,23 +230,9 @@ static inline fa_vec16 load16(const uint8_t *p)
     return v;
 }
 
-static inline bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
+/* Ranges of 64 bytes and more: out of line, the vector loop. */
+static bool all_bytes_long(const uint8_t *p, size_t len, uint64_t pattern)
 {
-    uint64_t pattern = 0x0101010101010101ull * byte;
-    if (len < 8) {
-        unsigned diff = 0;
-        for (size_t i = 0; i < len; i++)
-            diff |= p[i] ^ byte;
-        return diff == 0;
-    }
-    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
-    if (len <= 16)
-        return diff == 0;
-    if (len < 64) {
-        for (size_t i = 8; i + 8 < len; i += 8)
-            diff |= load8(p + i) ^ pattern;
-        return diff == 0;
-    }
     fa_vec16 pat = {pattern, pattern};
     fa_vec16 a = (load16(p + len - 64) ^ pat) | (load16(p + len - 48) ^ pat);
     fa_vec16 b = (load16(p + len - 32) ^ pat) | (load16(p + len - 16) ^ pat);
@@ -255,7 +241,25 @@ static inline bool all_bytes(const uint8_t *p, size_t len, uint8_t byte)
         b |= (load16(p + i + 32) ^ pat) | (load16(p + i + 48) ^ pat);
     }
     a |= b;
-    return (diff | a[0] | a[1]) == 0;
+    return (a[0] | a[1]) == 0;
+}
+
+static inline __attribute__((always_inline)) bool all_bytes(const uint8_t *p, size_t len,
+                                                            uint8_t byte)
+{
+    uint64_t pattern = 0x0101010101010101ull * byte;
+    if (len < 8) {
+        unsigned diff = 0;
+        for (size_t i = 0; i < len; i++)
+            diff |= p[i] ^ byte;
+        return diff == 0;
+    }
+    if (len >= 64)
+        return all_bytes_long(p, len, pattern);
+    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
+    for (size_t i = 8; i + 8 < len; i += 8)
+        diff |= load8(p + i) ^ pattern;
+    return diff == 0;
 }
 
 void _fa_secure_canary_set(void *p, size_t len)
@@ -307,8 +311,11 @@ struct shape {
 
 static inline struct shape shape_of(const fa_page_t *page)
 {
+    size_t d = page->block_size;
+    if (fa_likely(d <= FA_FILL_WHOLE)) /* not big, filled whole */
+        return (struct shape){d, d - FA_TRAILER};
     bool big = is_big(page);
-    size_t room = page->block_size - (big ? FA_OS_PAGE : 0);
+    size_t room = d - (big ? FA_OS_PAGE : 0);
     size_t span = room <= FA_FILL_WHOLE ? SIZE_MAX : fill_span;
     if (big && span < FA_OS_PAGE - sizeof(fa_block_t))
         span = FA_OS_PAGE - sizeof(fa_block_t);
@@ -340,7 +347,7 @@ static inline void canaries_set(uintptr_t b, size_t n, size_t d)
         set_bytes((uint8_t *)b + tail, d - FA_TRAILER - tail, canary_byte);
 }
 
-static inline bool canaries_intact(uintptr_t b, size_t n, size_t d)
+static inline __attribute__((always_inline)) bool canaries_intact(uintptr_t b, size_t n, size_t d)
 {
     size_t tail = tail_start(n, d);
     return all_bytes((const uint8_t *)b + n, canary_end(n, d) - n, canary_byte) &&
@@ -358,7 +365,7 @@ static inline __attribute__((always_inline)) bool word_valid(uintptr_t w, uintpt
 }
 
 /* The request size and state a size word records, or SIZE_MAX if the word is damaged. */
-static uintptr_t word_decoded(uintptr_t block, size_t room)
+static inline __attribute__((always_inline)) uintptr_t word_decoded(uintptr_t block, size_t room)
 {
     /* Atomic: the thread that frees a block writes its word while the page's owner may be
      * reading it, in the underflow check of the block after it (either value is valid). */
@@ -368,7 +375,7 @@ static uintptr_t word_decoded(uintptr_t block, size_t room)
 }
 
 /* The request size a size word records, freed or not, or SIZE_MAX if the word is damaged. */
-static size_t word_size(uintptr_t block, size_t room)
+static inline __attribute__((always_inline)) size_t word_size(uintptr_t block, size_t room)
 {
     uintptr_t w = word_decoded(block, room);
     return w == SIZE_MAX ? w : word_n(w);
@@ -446,7 +453,8 @@ static void tell_callers(uintptr_t block, size_t room, bool freed)
 
 /* A live block's decoded size word (its request and state), or SIZE_MAX if its trailer (size
  * word, canary) is damaged; a freed one is reported as freed again by `caller`. */
-static uintptr_t recorded_word(const char *caller, uintptr_t block, size_t room)
+static inline __attribute__((always_inline)) uintptr_t recorded_word(const char *caller,
+                                                                     uintptr_t block, size_t room)
 {
     reading.block = block;
     reading.caller = caller;
@@ -478,46 +486,84 @@ size_t _fa_secure_usable(const fa_page_t *page, const void *p, const char *calle
 }
 
 /* A free block's fill, after its link and mark up to `to`, holds the fill byte. */
-static bool fill_intact(uintptr_t block, size_t to)
+static inline __attribute__((always_inline)) bool fill_intact(uintptr_t block, size_t to)
 {
     return all_bytes((const uint8_t *)block + sizeof(fa_block_t), to - sizeof(fa_block_t),
                      fill_byte);
 }
 
 /* A free block: its fill, and a size word that is still valid. */
-static bool free_block_intact(uintptr_t block, struct shape shape)
+static inline __attribute__((always_inline)) bool free_block_intact(uintptr_t block,
+                                                                    struct shape shape)
 {
     return word_size(block, shape.room) != SIZE_MAX && fill_intact(block, shape.fill_end);
 }
 
 /* ---- the neighbours of a block being freed ---- */
 
-/* Every byte is the canary byte or zero (a live block another thread is freeing meanwhile has
- * its canaries zeroed: either is valid); the common cases, all one or the other, first. */
+/* The bytes of x that are neither 0 nor the canary byte, as bits set: the canary byte has its
+ * top bit set, so a byte is valid iff it is the canary byte where its top bit is set, 0 where
+ * not (one pass over a range that holds both, as a live block another thread is freeing does:
+ * its canaries are zeroed). */
+static inline uint64_t not_canary_or_zero(uint64_t x, uint64_t pattern)
+{
+    uint64_t top = x >> 7 & 0x0101010101010101ull;
+    return x ^ (top * 0xff & pattern);
+}
+
+/* Every byte is the canary byte or zero: 8 bytes a step, the last word read again from the
+ * range's end (overlapping), a shorter range as two overlapping halves. */
 static bool canary_or_zero(const uint8_t *p, size_t len)
 {
-    if (all_bytes(p, len, canary_byte) || all_bytes(p, len, 0))
-        return true;
-    for (size_t i = 0; i < len; i++)
-        if (p[i] != 0 && p[i] != canary_byte)
-            return false;
-    return true;
+    uint64_t pattern = 0x0101010101010101ull * canary_byte;
+    uint64_t x;
+    if (len >= 8) {
+        uint64_t bad = not_canary_or_zero(load8(p + len - 8), pattern);
+        for (size_t i = 0; i + 8 < len; i += 8)
+            bad |= not_canary_or_zero(load8(p + i), pattern);
+        return bad == 0;
+    }
+    if (len >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + len - 4, 4);
+        x = (uint64_t)hi << 32 | lo;
+    } else if (len >= 2) {
+        uint16_t lo, hi;
+        memcpy(&lo, p, 2);
+        memcpy(&hi, p + len - 2, 2);
+        x = (uint64_t)hi << 16 | lo;
+    } else {
+        x = len ? p[0] : 0;
+    }
+    return not_canary_or_zero(x, pattern) == 0;
 }
+
+/* What the check of a block's neighbours needs of its page, read once (the acquire loads of
+ * the slots' size words would make the compiler read the page's fields again after each). */
+struct page_snapshot {
+    uintptr_t start, mark, secret;
+    uint64_t magic, limit;
+    struct shape shape;
+};
 
 /* A link or free mark a free slot may hold: 0 (in a quarantine, or being listed by another
  * thread), a link to the end or to a block of the page, the page's mark, or for a slot never
  * handed out (a size word of 0 bytes) the canary of a live 0-byte block. */
-static bool free_head_valid(const fa_page_t *page, uintptr_t link, uintptr_t mark, bool fresh)
+static inline __attribute__((always_inline)) bool
+free_head_valid(const struct page_snapshot *pg, uintptr_t link, uintptr_t mark, bool fresh)
 {
+    if ((link | mark) == 0) /* in a quarantine */
+        return true;
     uintptr_t pattern = 0x0101010101010101ull * canary_byte;
-    fa_block_t *next = fa_link_decode(link);
-    bool link_ok = link == 0 || next == FA_LIST_END || fa_page_has_block(page, (uintptr_t)next) ||
-                   (fresh && link == pattern);
-    return link_ok && (mark == 0 || mark == fa_page_mark(page) || (fresh && mark == pattern));
+    uintptr_t next = link ^ pg->secret;
+    bool link_ok = link == 0 || next == (uintptr_t)FA_LIST_END ||
+                   (next - pg->start) * pg->magic < pg->limit || (fresh && link == pattern);
+    return link_ok && (mark == 0 || mark == pg->mark || (fresh && mark == pattern));
 }
 
 /* The bytes of [from, to) that also lie in [lo, hi), as canary or zero. */
-static bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
+static inline bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
 {
     lo = lo > from ? lo : from;
     hi = hi < to ? hi : to;
@@ -530,22 +576,23 @@ static bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from
  * link, mark and fill. Other threads may free its block meanwhile (fill, then the word with
  * release: a freed word is read with its fill whole) or list it (link and mark): the states
  * they pass through are accepted (and slot_check lets a slot whose word changed pass). */
-static bool slot_intact(const fa_page_t *page, uintptr_t s, struct shape shape, uintptr_t w,
-                        size_t from, size_t to)
+static inline __attribute__((always_inline)) bool
+slot_intact(const struct page_snapshot *pg, uintptr_t s, uintptr_t w, size_t from, size_t to)
 {
-    if (!word_valid(w, s, shape.room))
+    size_t room = pg->shape.room;
+    if (!word_valid(w, s, room))
         return false;
-    size_t n = word_n(w), room = shape.room;
+    size_t n = word_n(w);
     if (n && !(w & FA_WORD_FREED))
         return window_canary_or_zero(s, n, canary_end(n, room), from, to) &&
                window_canary_or_zero(s, tail_start(n, room), room - FA_TRAILER, from, to);
     const uintptr_t *head = (const uintptr_t *)s;
     bool fresh = !(w & FA_WORD_FREED);
-    if (from < sizeof(fa_block_t) && !free_head_valid(page, fa_atomic_load_relaxed(&head[0]),
+    if (from < sizeof(fa_block_t) && !free_head_valid(pg, fa_atomic_load_relaxed(&head[0]),
                                                       fa_atomic_load_relaxed(&head[1]), fresh))
         return false;
     size_t lo = from > sizeof(fa_block_t) ? from : sizeof(fa_block_t);
-    size_t hi = to < shape.fill_end ? to : shape.fill_end;
+    size_t hi = to < pg->shape.fill_end ? to : pg->shape.fill_end;
     if (lo >= hi)
         return true;
     return fresh ? canary_or_zero((const uint8_t *)s + lo, hi - lo)
@@ -556,54 +603,68 @@ static bool slot_intact(const fa_page_t *page, uintptr_t s, struct shape shape, 
  * written after its free, any other one by an overflow or underflow of the block. */
 enum slot_state { SLOT_INTACT, SLOT_DAMAGED, SLOT_WRITTEN_AFTER_FREE };
 
-static enum slot_state slot_check(const fa_page_t *page, uintptr_t s, struct shape shape,
-                                  size_t from, size_t to)
+/* The slot at s did not read as intact with the size word w: what it is. */
+static FA_COLD enum slot_state slot_damage(uintptr_t s, size_t room, uintptr_t w)
 {
-    uintptr_t w =
-        fa_atomic_load_acquire((const uintptr_t *)(s + shape.room - 8)) ^ _fa_list_secret ^ s;
-    if (slot_intact(page, s, shape, w, from, to))
-        return SLOT_INTACT;
     /* Its state changed while it was read (another thread freed it, or listed it once out of
      * its quarantine: a link and mark over the first bytes of a block read as live): the
      * damage seen is that thread's writes. */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if ((fa_atomic_load_acquire((const uintptr_t *)(s + shape.room - 8)) ^ _fa_list_secret ^ s) !=
-        w)
+    if ((fa_atomic_load_acquire((const uintptr_t *)(s + room - 8)) ^ _fa_list_secret ^ s) != w)
         return SLOT_INTACT;
-    bool valid = word_valid(w, s, shape.room);
-    return valid && (w & FA_WORD_FREED) ? SLOT_WRITTEN_AFTER_FREE : SLOT_DAMAGED;
+    return word_valid(w, s, room) && (w & FA_WORD_FREED) ? SLOT_WRITTEN_AFTER_FREE : SLOT_DAMAGED;
+}
+
+static inline __attribute__((always_inline)) enum slot_state
+slot_check(const struct page_snapshot *pg, uintptr_t s, size_t from, size_t to)
+{
+    uintptr_t w =
+        fa_atomic_load_acquire((const uintptr_t *)(s + pg->shape.room - 8)) ^ pg->secret ^ s;
+    if (fa_likely(slot_intact(pg, s, w, from, to)))
+        return SLOT_INTACT;
+    return slot_damage(s, pg->shape.room, w);
+}
+
+/* Report the damage check_neighbours found. */
+FA_REPORT static void report_neighbours(const fa_page_t *page, uintptr_t b, size_t room,
+                                        enum slot_state before, enum slot_state after,
+                                        const char *caller, size_t n)
+{
+    size_t d = page->block_size;
+    if (before == SLOT_WRITTEN_AFTER_FREE || after == SLOT_WRITTEN_AFTER_FREE) {
+        uintptr_t s = before == SLOT_WRITTEN_AFTER_FREE ? b - d : b + d;
+        tell_callers(s, room, true);
+        report(caller, (void *)s, "write after free", claimed_size(page, s));
+    }
+    tell_callers(b, room, false);
+    if (before != SLOT_INTACT)
+        report(caller, (void *)b, "heap underflow (into the block before it)", n);
+    report(caller, (void *)b, "heap overflow (into the block after it)", n);
 }
 
 /* An overflow that jumps a block's own canaries lands in the slot after it, an underflow in
  * the slot before (its tail canary, then its size word): both are checked at the free, by the
- * page's owner (only the owner hands blocks out). */
-static void check_neighbours(const fa_page_t *page, uintptr_t b, struct shape shape,
-                             const char *caller, size_t n)
+ * page's owner (only the owner hands blocks out, and writes `limit`). */
+static inline __attribute__((always_inline)) void check_neighbours(const fa_page_t *page,
+                                                                   uintptr_t b, struct shape shape,
+                                                                   const char *caller, size_t n)
 {
+    struct page_snapshot pg = {page->start, fa_page_mark(page), _fa_list_secret,
+                               page->magic, page->limit,        shape};
     size_t d = page->block_size;
     /* The last FA_CANARY_SPAN bytes before the slot's size word, its first as many. */
     size_t end = shape.room - 8, near = end > FA_CANARY_SPAN ? end - FA_CANARY_SPAN : 0;
-    enum slot_state before =
-        b != page->start ? slot_check(page, b - d, shape, near, end) : SLOT_INTACT;
+    enum slot_state before = b != pg.start ? slot_check(&pg, b - d, near, end) : SLOT_INTACT;
     /* The slot after the last one provisioned is zero in a page taken clean. */
-    size_t next = (b + d - page->start) / d;
+    uintptr_t a = b + d;
     enum slot_state after =
-        next < page->capacity ? slot_check(page, b + d, shape, 0, FA_CANARY_SPAN)
-        : next < page->reserved && page->fresh &&
-                !all_bytes((const uint8_t *)b + d, FA_CANARY_SPAN < end ? FA_CANARY_SPAN : end, 0)
+        (a - pg.start) * pg.magic < pg.limit ? slot_check(&pg, a, 0, FA_CANARY_SPAN)
+        : page->fresh && a < pg.start + (uintptr_t)page->reserved * d &&
+                !all_bytes((const uint8_t *)a, FA_CANARY_SPAN < end ? FA_CANARY_SPAN : end, 0)
             ? SLOT_DAMAGED
             : SLOT_INTACT;
-    if (before == SLOT_WRITTEN_AFTER_FREE || after == SLOT_WRITTEN_AFTER_FREE) {
-        uintptr_t s = before == SLOT_WRITTEN_AFTER_FREE ? b - d : b + d;
-        tell_callers(s, shape.room, true);
-        report(caller, (void *)s, "write after free", claimed_size(page, s));
-    }
-    if (before != SLOT_INTACT || after != SLOT_INTACT)
-        tell_callers(b, shape.room, false);
-    if (before != SLOT_INTACT)
-        report(caller, (void *)b, "heap underflow (into the block before it)", n);
-    if (after != SLOT_INTACT)
-        report(caller, (void *)b, "heap overflow (into the block after it)", n);
+    if (fa_unlikely((before | after) != SLOT_INTACT))
+        report_neighbours(page, b, shape.room, before, after, caller, n);
 }
 
 /* ---- allocation ---- */
@@ -663,7 +724,11 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
 
 static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
 {
-    fa_page_t *page = _fa_heap_find_page(heap, bin);
+    /* The queue's head while its list lasts, as the default mode's fast path pops from it; the
+     * heap's upkeep and the search for another page when it runs out. */
+    fa_page_t *page = heap->queues[bin].head;
+    if (!page || page->free == FA_LIST_END)
+        page = _fa_heap_find_page(heap, bin);
     if (!page)
         return NULL;
     /* A page set up before secure mode began (options read late, the page adopted) serves
@@ -720,7 +785,8 @@ static inline __attribute__((always_inline)) size_t secure_bin(size_t n, size_t 
             return FA_BINS;
         bin = fa_bin_of(need);
     }
-    while (bin < FA_BINS && fa_bin_size(bin) % alignment)
+    /* Every class is a multiple of FA_ALIGN: no division for the usual alignment. */
+    while (alignment > FA_ALIGN && bin < FA_BINS && fa_bin_size(bin) % alignment)
         bin++;
     return bin;
 }
@@ -870,8 +936,9 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
     set_bytes((uint8_t *)p, shape.fill_end, fill_byte);
-    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8),
-                            size_word(b, n, FA_WORD_FREED, *caller_word(b, shape.room)));
+    /* The word as it was, its check bits kept, freed (the form is no longer said). */
+    uintptr_t freed = w >> FA_WORD_STATE_BITS << FA_WORD_STATE_BITS | FA_WORD_FREED;
+    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8), freed ^ _fa_list_secret ^ b);
     fa_block_t *block = p;
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
