@@ -161,6 +161,16 @@ static inline uint16_t fa_page_return_blocks(const fa_page_t *page)
     return blocks > FA_FULL_RETURN_MAX ? FA_FULL_RETURN_MAX : blocks ? blocks : 1;
 }
 
+/* The sparse trigger of a page in its queue (mesh_page.c): blocks (live and on `free`) at which
+ * it goes to the mesher. Half the page, and half as much again each time the page came back
+ * from the mesher (down to a sixteenth): a page that a program keeps emptying and filling (a
+ * tree built and destroyed over and over) would otherwise go to the mesher and back at every
+ * round. */
+static inline uint16_t fa_mesh_sparse_at(const fa_page_t *page)
+{
+    return (uint16_t)(page->reserved >> (1 + page->mesh_returns));
+}
+
 /* page_pool.c: whole pages that left their heap with live blocks, for any heap to take */
 extern bool _fa_pages_migrated; /* some page went to the pool since the process started */
 extern uint64_t _fa_page_pool_takes, _fa_page_pool_puts;
@@ -171,6 +181,9 @@ void _fa_page_pool_put_empty(fa_page_t *page);
 /* A pooled page of class bin with blocks to hand out, else an emptied pooled page set up for
  * bin, made heap's (not queued yet); NULL if none. */
 fa_page_t *_fa_page_pool_take(fa_heap_t *heap, size_t bin);
+/* With meshing on: the pooled pages with live blocks, at most fa_mesh_sparse_at of them, out
+ * of the pool, for the mesher (linked through `next`). */
+fa_page_t *_fa_page_pool_take_sparse(void);
 /* A remote free pushed a block onto a page with no owner; `xfree` is the word it pushed. */
 void _fa_page_pool_freed(fa_page_t *page, uintptr_t xfree);
 /* The purger: collect the pooled pages' remote frees, release those emptied a purge delay ago
@@ -362,12 +375,11 @@ void _fa_purge_init(void);
 /* mesh_page.c and mesh.c: meshing (mesh.h) */
 extern bool _fa_mesh_on;  /* FITALLOC_MESH, where it can run */
 void _fa_mesh_init(void); /* after the options are read */
-/* The sparse trigger of a page in its queue: blocks (live and on `free`) at which it goes. */
-uint16_t _fa_mesh_sparse_at(const fa_page_t *page);
-/* The owner gives a page, out of its queues, to the mesher; false if it could not. */
+/* The page's holder (its heap, or a mesh pass for a pooled page) gives it to the mesher, out of
+ * its queues or the pool; false if it could not. */
 bool _fa_mesh_detach(fa_page_t *page);
-/* A detached page of the class, never meshed, from the heap's own segments, back in the
- * heap's hands (not queued yet); NULL if none (or the mesher is busy). */
+/* A detached page of the class, never meshed, from the heap's own segments or a migrant, back
+ * in the heap's hands (not queued yet); NULL if none (or the mesher is busy). */
 fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin);
 void _fa_mesh_pass(uint64_t now, bool force, long *next); /* from the purger */
 /* Release the detached pages that frees have emptied since the last pass, now (a malloc that
