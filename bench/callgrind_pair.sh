@@ -122,6 +122,7 @@ printf '%s\n' "$(printf '%*s' "${#header}" '' | tr ' ' -)"
 
 for line in "${FOUND[@]}"; do
     IFS=$'\t' read -r alloc preload SETTINGS <<<"$line"
+    SETTINGS="${SETTINGS//\{tmp\}/$WORK}" # an allocator's files (a profile) go to the work dir
     if ! preload_ok "$preload"; then
         echo "callgrind_pair.sh: $alloc: LD_PRELOAD=$preload whichmalloc probe failed, or malloc/free do not resolve into it; skipped" >&2
         continue

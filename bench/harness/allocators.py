@@ -36,7 +36,13 @@ PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc",
 # (run_env).
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
                      "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"},
-                     "fitalloc-mesh": {"FITALLOC_MESH": "1"}}
+                     "fitalloc-mesh": {"FITALLOC_MESH": "1"},
+                     # the heap profiler (docs/profile.md) at its default rate, at 64 KiB, at 2 MiB
+                     "fitalloc-profile": {"FITALLOC_PROFILE": "{tmp}/profile"},
+                     "fitalloc-profile-64k": {"FITALLOC_PROFILE": "{tmp}/profile",
+                                              "FITALLOC_PROFILE_RATE": "64K"},
+                     "fitalloc-profile-2m": {"FITALLOC_PROFILE": "{tmp}/profile",
+                                             "FITALLOC_PROFILE_RATE": "2M"}}
 # --baseline: another build of fitalloc, run beside this one to measure a change (and in secure
 # mode too when fitalloc-secure runs).
 BASELINE = "fitalloc-baseline"
@@ -45,8 +51,9 @@ BASELINE_SECURE = "fitalloc-secure-baseline"
 # its own, and a traced run writes its trace file. Meshing (FITALLOC_MESH=1) is off by default
 # and gives back memory a fragmented heap holds: the Redis study runs it beside fitalloc
 # (redis_study.py); in the timed runs it would add a seventh of their time for workloads that
-# are not its question.
-OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "mesh"]
+# are not its question. The heap profiler's costs (issue 41) are a question of their own too.
+OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "mesh", "fitalloc-profile",
+                  "fitalloc-profile-64k", "fitalloc-profile-2m"]
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")
 # Mesh (PLDI 2019), the allocator meshing comes from: not a Debian package, so built on request

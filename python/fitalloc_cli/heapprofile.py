@@ -112,6 +112,40 @@ def _unsampled(count: int, nbytes: int, rate: int) -> list[int]:
     return [round(count * scale), round(nbytes * scale)]
 
 
+_SLACK_HEADER = re.compile(r"^fitalloc slack profile:\s*heap_v2/(\d+)\s*$")
+_SLACK_STACK = re.compile(r"^\s*(\d+):\s*(\d+)\s+(\d+)\s*@((?:\s+0x[0-9a-fA-F]+)*)\s*$")
+
+
+def parse_slack(path: str, text: str) -> dict[tuple[int, ...], int]:
+    """The PREFIX.PID.MOMENT.slack file beside a .heap file (the lab's): by stack (its
+    addresses), the bytes the policy granted beyond those asked for, scaled as the .heap file's
+    line of that stack is (its samples' bytes per sample give the chance they were taken)."""
+    lines = text.splitlines()
+    header = _SLACK_HEADER.match(lines[0]) if lines else None
+    if header is None or not int(header[1]):
+        raise _bad(path, 1, "not a slack profile ('fitalloc slack profile: heap_v2/RATE')")
+    rate = int(header[1])
+    slack = {}
+    for number, line in enumerate(lines[1:], start=2):
+        m = _SLACK_STACK.match(line)
+        if m is None:
+            raise _bad(path, number, f"not a stack line 'N: B G @ 0x...': '{line[:80]}'")
+        count, nbytes, granted = (int(m.group(i)) for i in range(1, 4))
+        scale = 1 / -math.expm1(-(nbytes / count) / rate) if count and nbytes else 1
+        key = tuple(int(a, 16) for a in m.group(4).split())
+        slack[key] = slack.get(key, 0) + round(max(granted - nbytes, 0) * scale)
+    return slack
+
+
+def read_slack(path: str) -> dict[tuple[int, ...], int]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise CommandError(f"{path}: {e.strerror}") from None
+    return parse_slack(path, text)
+
+
 def read(path: str) -> HeapProfile:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:

@@ -80,53 +80,63 @@ def _writable_dir(path: str) -> str:
 
 
 def site_stacks(profile: heapprofile.HeapProfile, names: Symbolizer):
-    """(frames innermost first, live bytes, live blocks) of each stack, the allocator's frames
-    dropped."""
+    """(frames innermost first, live bytes, live blocks, the stack's own addresses) of each
+    stack, the allocator's frames dropped."""
     for stack in profile.stacks:
         addresses = list(stack.addresses)
         while len(addresses) > 1 and _ALLOCATOR_FILES.match(
                 os.path.basename(names.file_of(addresses[0]))):
             addresses.pop(0)
-        yield names.stack(addresses), stack.live_bytes, stack.live_count
+        yield names.stack(addresses), stack.live_bytes, stack.live_count, tuple(stack.addresses)
 
 
-def top_sites(profile: heapprofile.HeapProfile, names: Symbolizer, top: int) -> list[tuple]:
-    """The `top` call sites by live bytes: (bytes, blocks, site, callers of its largest stack).
+def top_sites(profile: heapprofile.HeapProfile, names: Symbolizer, top: int,
+              slack: dict | None = None) -> list[tuple]:
+    """The `top` call sites by live bytes: (bytes, blocks, site, callers of its largest stack,
+    the bytes granted beyond those asked for, from `slack`: heapprofile.read_slack's).
     A site is the innermost frame: the function that called malloc, with its line."""
     sites: dict = {}
-    for frames, nbytes, blocks in site_stacks(profile, names):
+    for frames, nbytes, blocks, key in site_stacks(profile, names):
         if nbytes <= 0 or not frames:
             continue
-        entry = sites.setdefault(frames[0], [0, 0, 0, []])
+        entry = sites.setdefault(frames[0], [0, 0, 0, [], 0])
         entry[0] += nbytes
         entry[1] += blocks
+        entry[4] += (slack or {}).get(key, 0)
         if nbytes > entry[2]:
             entry[2], entry[3] = nbytes, frames[1:]
     ranked = sorted(sites.items(), key=lambda kv: (-kv[1][0], kv[0].label()))
-    return [(b, n, site, callers) for site, (b, n, _, callers) in ranked[:top]]
+    return [(b, n, site, callers, extra) for site, (b, n, _, callers, extra) in ranked[:top]]
 
 
 def print_report(what: str, profile: heapprofile.HeapProfile, names: Symbolizer,
-                 top: int) -> None:
+                 top: int, slack: dict | None = None) -> None:
+    """With `slack` (the lab's), a column says per site the bytes the policy granted beyond
+    those asked for: headers excluded, rounding and unsplit remainders in."""
     print(f"{what}: {profile.path}")
     print(f"  {human_bytes(profile.live_bytes)} live in {count(profile.live_count)} blocks; "
           f"{human_bytes(profile.alloc_bytes)} allocated in {count(profile.alloc_count)}")
-    sites = top_sites(profile, names, top)
+    sites = top_sites(profile, names, top, slack)
     if not sites:
         print("  no live block")
         return
-    print(f"  {'live':>10} {'share':>6} {'blocks':>10}  site  < its callers")
+    if slack is not None:
+        print(f"  the policy granted {human_bytes(sum(slack.values()))} beyond the live bytes "
+              "(slack: granted less asked for, by site)")
+    slack_head = f" {'slack':>10}" if slack is not None else ""
+    print(f"  {'live':>10} {'share':>6} {'blocks':>10}{slack_head}  site  < its callers")
     total = max(profile.live_bytes, 1)
-    for nbytes, blocks, site, callers in sites:
+    for nbytes, blocks, site, callers, extra in sites:
         chain = "".join(f"  < {f.label()}" for f in callers[:2])
-        print(f"  {human_bytes(nbytes):>10} {100 * nbytes / total:5.1f}% {count(blocks):>10}  "
-              f"{site.label()}{chain}")
+        extra_text = f" {human_bytes(extra):>10}" if slack is not None else ""
+        print(f"  {human_bytes(nbytes):>10} {100 * nbytes / total:5.1f}% {count(blocks):>10}"
+              f"{extra_text}  {site.label()}{chain}")
 
 
 def draw_flame(profile: heapprofile.HeapProfile, names: Symbolizer, title: str,
                path: str) -> None:
     stacks = [([f.function for f in reversed(frames)], nbytes)
-              for frames, nbytes, _ in site_stacks(profile, names)]
+              for frames, nbytes, _, _ in site_stacks(profile, names)]
     flamegraph.draw(stacks, title, path)
 
 
@@ -158,7 +168,9 @@ def show(paths: list[str], args: argparse.Namespace, out_dir: str, program: str 
         moment, pid = (kind.group(2), f" of pid {kind.group(1)}") if kind else ("", "")
         what = {"peak": "at the peak", "exit": "at exit (not freed)",
                 "": f"in {base}"}.get(moment, f"at dump {moment}")
-        print_report(f"{what}{pid}", profile, names, args.top)
+        slack_path = path[:-len(".heap")] + ".slack" if path.endswith(".heap") else ""
+        slack = heapprofile.read_slack(slack_path) if os.path.isfile(slack_path) else None
+        print_report(f"{what}{pid}", profile, names, args.top, slack)
         if moment != "exit":
             image = os.path.join(out_dir, f"{base}.{args.format}")
             title = (f"live bytes {what}{pid}" + (f": {program}" if program else "") +

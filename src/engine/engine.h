@@ -41,6 +41,20 @@ static inline bool fa_page_frees_slowly(const fa_page_t *page)
            (page->bin >= FA_MEDIUM_BINS && !fa_atomic_load_relaxed(&_fa_guard_spent));
 }
 
+/* The bit of the block at p in its page's filter of sampled blocks (types.h: prof_filter): its
+ * offset in units of the largest power of two not above the block size, so that the blocks of
+ * a page of 256 blocks or fewer have a bit each. */
+static inline unsigned fa_page_filter_bit(const fa_page_t *page, const void *p)
+{
+    unsigned shift = 63 - (unsigned)__builtin_clzll(page->block_size);
+    return (unsigned)(((uintptr_t)p - page->start) >> shift) & 255;
+}
+static inline bool fa_page_maybe_sampled(const fa_page_t *page, const void *p)
+{
+    unsigned bit = fa_page_filter_bit(page, p);
+    return fa_atomic_load_relaxed(&page->prof_filter[bit / 64]) >> (bit % 64) & 1;
+}
+
 /* A page's thread word, which the free fast path compares with its own thread pointer (one
  * instruction, where reading the heap pointer, a TLS variable, takes two): the pointer of the
  * thread using the heap that owns the page while the page is on one of that heap's queues, or
@@ -147,6 +161,16 @@ static inline uint16_t fa_page_return_blocks(const fa_page_t *page)
     return blocks > FA_FULL_RETURN_MAX ? FA_FULL_RETURN_MAX : blocks ? blocks : 1;
 }
 
+/* The sparse trigger of a page in its queue (mesh_page.c): blocks (live and on `free`) at which
+ * it goes to the mesher. Half the page, and half as much again each time the page came back
+ * from the mesher (down to a sixteenth): a page that a program keeps emptying and filling (a
+ * tree built and destroyed over and over) would otherwise go to the mesher and back at every
+ * round. */
+static inline uint16_t fa_mesh_sparse_at(const fa_page_t *page)
+{
+    return (uint16_t)(page->reserved >> (1 + page->mesh_returns));
+}
+
 /* page_pool.c: whole pages that left their heap with live blocks, for any heap to take */
 extern bool _fa_pages_migrated; /* some page went to the pool since the process started */
 extern uint64_t _fa_page_pool_takes, _fa_page_pool_puts;
@@ -157,6 +181,9 @@ void _fa_page_pool_put_empty(fa_page_t *page);
 /* A pooled page of class bin with blocks to hand out, else an emptied pooled page set up for
  * bin, made heap's (not queued yet); NULL if none. */
 fa_page_t *_fa_page_pool_take(fa_heap_t *heap, size_t bin);
+/* With meshing on: the pooled pages with live blocks, at most fa_mesh_sparse_at of them, out
+ * of the pool, for the mesher (linked through `next`). */
+fa_page_t *_fa_page_pool_take_sparse(void);
 /* A remote free pushed a block onto a page with no owner; `xfree` is the word it pushed. */
 void _fa_page_pool_freed(fa_page_t *page, uintptr_t xfree);
 /* The purger: collect the pooled pages' remote frees, release those emptied a purge delay ago
@@ -348,12 +375,11 @@ void _fa_purge_init(void);
 /* mesh_page.c and mesh.c: meshing (mesh.h) */
 extern bool _fa_mesh_on;  /* FITALLOC_MESH, where it can run */
 void _fa_mesh_init(void); /* after the options are read */
-/* The sparse trigger of a page in its queue: blocks (live and on `free`) at which it goes. */
-uint16_t _fa_mesh_sparse_at(const fa_page_t *page);
-/* The owner gives a page, out of its queues, to the mesher; false if it could not. */
+/* The page's holder (its heap, or a mesh pass for a pooled page) gives it to the mesher, out of
+ * its queues or the pool; false if it could not. */
 bool _fa_mesh_detach(fa_page_t *page);
-/* A detached page of the class, never meshed, from the heap's own segments, back in the
- * heap's hands (not queued yet); NULL if none (or the mesher is busy). */
+/* A detached page of the class, never meshed, from the heap's own segments or a migrant, back
+ * in the heap's hands (not queued yet); NULL if none (or the mesher is busy). */
 fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin);
 void _fa_mesh_pass(uint64_t now, bool force, long *next); /* from the purger */
 /* Release the detached pages that frees have emptied since the last pass, now (a malloc that

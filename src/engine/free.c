@@ -113,7 +113,7 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
     if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
-    /* A page holding a block the profiler sampled sends every free here (profile_pages.c). */
+    /* A block the profiler may have sampled (its page's filter names it: free_unsampled). */
     if (fa_unlikely(_fa_profiling) && _fa_profile_forget(p))
         fa_atomic_sub_relaxed(&page->prof_sampled, 1);
     const struct fa_mode_pages *own = fa_mode_pages_of(page);
@@ -136,6 +136,30 @@ void _fa_free_block(fa_page_t *page, fa_block_t *block)
         free_remote(page, block);
     else
         free_local(heap, page, block);
+}
+
+/* A page holding a block the profiler sampled (profile_pages.c: FA_OWNER_SLOW in the owner
+ * word of a page that is not slow, thread word 0) sends every free of it out of the fast path;
+ * its filter tells the sampled blocks' frees from the others, which are freed here as the fast
+ * path and the remote path would, without the checked path's lookup in the profiler's table.
+ * false: not such a free (nor a detached or abandoned page's, a big page's, which guard.c may
+ * hold, or a free by a thread with no heap yet). */
+static bool free_unsampled(void *p, fa_page_t *page, uintptr_t owner, fa_heap_t *heap,
+                           const char *caller)
+{
+    fa_heap_t *owner_heap = fa_owner_heap(owner);
+    if (page->slow || !owner_heap || heap == &_fa_heap_empty || page->bin >= FA_MEDIUM_BINS ||
+        !fa_page_has_block(page, (uintptr_t)p) || fa_page_maybe_sampled(page, p))
+        return false;
+    if (_fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
+    if (owner_heap == heap) {
+        free_local(heap, page, p);
+    } else {
+        heap->remote_frees[page->bin]++;
+        push_remote(page, p);
+    }
+    return true;
 }
 
 /* _fa_free_in_page past its usual case: the trace (every free of a traced process's slow pages
@@ -164,6 +188,11 @@ void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
         push_remote(page, p);
         return;
     }
+    /* Not in the secure library, whose mode's pages are all slow (mode_pages.h): the test
+     * would cost every free of secure mode's pair. */
+    if (!FA_MODE_PAGES && fa_unlikely(owner & FA_OWNER_SLOW) &&
+        free_unsampled(p, page, owner, heap, caller))
+        return;
     free_in_page_checked(p, page, caller, size);
 }
 

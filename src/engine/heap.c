@@ -50,10 +50,9 @@ static fa_heap_t *carve_heap_locked(void)
  * that already has no more blocks than the trigger's point goes without one. */
 static void arm_sparse(fa_page_t *page)
 {
-    if (!_fa_mesh_on || page->bin >= FA_SMALL_BINS || page->slow || page->pinned ||
-        page->sparse_at || page->migrant)
+    if (!_fa_mesh_on || page->bin >= FA_SMALL_BINS || page->slow || page->pinned || page->sparse_at)
         return;
-    uint16_t at = _fa_mesh_sparse_at(page);
+    uint16_t at = fa_mesh_sparse_at(page);
     if (at && page->used > at) {
         page->sparse_at = at;
         page->used = (uint16_t)(page->used - at);
@@ -142,8 +141,7 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
  * the full list when other threads free its blocks (it has collected remote frees): those
  * frees then serve whichever thread allocates in its class next, instead of waiting for this
  * one. A page only its own thread frees stays, so that a single thread's frees stay local.
- * Slow pages stay too (secure mode, tracing); the mesher never takes a migrant
- * (page_pool.c). */
+ * Slow pages stay too (secure mode, tracing). */
 static bool shared_when_full(const fa_page_t *page)
 {
     return fa_option(page_pool) && page->xcollected != 0 && !page->slow && !page->prof_slow &&
@@ -213,8 +211,8 @@ static void move_from_full(fa_heap_t *heap, fa_page_t *page)
         release_page(heap, page);
         return;
     }
-    if (_fa_mesh_on && page->bin < FA_SMALL_BINS && !page->slow && !page->migrant &&
-        page->used <= _fa_mesh_sparse_at(page) && queue_has_spare(&heap->queues[page->bin], page) &&
+    if (_fa_mesh_on && page->bin < FA_SMALL_BINS && !page->slow &&
+        page->used <= fa_mesh_sparse_at(page) && queue_has_spare(&heap->queues[page->bin], page) &&
         _fa_mesh_detach(page))
         return;
     queue_append(heap, page);
@@ -361,9 +359,9 @@ void _fa_heap_local_free_full(fa_heap_t *heap, fa_page_t *page)
 static bool still_sparse(const fa_heap_t *heap, const fa_sparse_candidate_t *c)
 {
     const fa_page_t *page = c->page;
-    return fa_atomic_load_relaxed(&page->owner) == fa_owner_word(heap, page) && !page->migrant &&
+    return fa_atomic_load_relaxed(&page->owner) == fa_owner_word(heap, page) &&
            page->sparse_seen == c->seen && !page->pinned && !page->sparse_at && page->used > 0 &&
-           page->used <= _fa_mesh_sparse_at(page);
+           page->used <= fa_mesh_sparse_at(page);
 }
 
 static void candidate_pop(fa_heap_t *heap)

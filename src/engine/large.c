@@ -320,11 +320,7 @@ void *_fa_large_alloc(size_t n, size_t alignment, bool zero)
 {
     void *p = large_alloc(n, alignment, zero);
     /* Every large block comes here: the heap profiler counts it (profile/profile.h). */
-    if (fa_unlikely(_fa_profiling) && p) {
-        _fa_profile_safe_point();
-        if (fa_profile_charge(n))
-            _fa_profile_record(p, n);
-    }
+    fa_profile_count(p, n);
     return p;
 }
 

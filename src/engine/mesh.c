@@ -619,6 +619,7 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
         fa_purge_note_due(next, next_pass, now);
         return;
     }
+    _fa_mesh_detach_pooled();
     fa_mutex_lock(&_fa_mesh_lock);
     bool any = false;
     collect_all(true, &any);

@@ -101,6 +101,8 @@ static inline uintptr_t fa_mesh_frame_address(const fa_mesh_frame_t *f)
 extern fa_mutex_t _fa_mesh_lock;
 extern fa_mesh_page_t *_fa_mesh_pages[FA_SMALL_BINS];
 void _fa_mesh_take_detached(void); /* pages detached since the last look join their lists */
+/* The page pool's pages left sparse (no heap holds them, so none would detach them) detached. */
+void _fa_mesh_detach_pooled(void);
 void _fa_mesh_collect(fa_mesh_page_t *rec);
 void _fa_mesh_release(fa_mesh_page_t *rec);
 /* mesh.c, for mesh_page.c: a page's frames back to private memory (its last block freed), and

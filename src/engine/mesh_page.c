@@ -1,8 +1,11 @@
 /* Detached pages (mesh.h): pages a heap gave to the mesher, and back.
  *
- * A heap detaches a page on its own thread, so nothing it does races with the change: the page
- * is out of its queue first (heap.c, at the sparse trigger), then its free lists become the
- * bitmap of live blocks, then its owner word sends every later free the remote way. The
+ * The holder of a page detaches it, so nothing it does races with the change: a heap on its own
+ * thread (its page, out of its queue first: heap.c, at the sparse trigger), or a mesh pass for
+ * a page of the page pool, which no heap holds (taken out of the pool under the pool's lock
+ * first: _fa_mesh_detach_pooled). Then its free lists become the bitmap of live blocks, then its
+ * owner word sends every later free the remote way. Pages that changed owner (migrants) are
+ * detached as any other: each of their blocks still returns to them. The
  * record goes onto a lock-free stack, so that a detaching thread never waits for a mesh pass;
  * the mesher moves the records to their class's list under _fa_mesh_lock. A heap takes a page
  * back with that lock tried, never waited for: during a pass it takes a fresh page instead. */
@@ -35,14 +38,6 @@ void _fa_mesh_init(void)
     _fa_mesh_on = fa_option(mesh) && !off;
     if (fa_option(mesh) && off && fa_option(verbose))
         _fa_message(2, "fitalloc: meshing off: %s\n", off);
-}
-
-/* Half the page, and half as much again each time the page came back from the mesher (down to
- * a sixteenth): a page that a program keeps emptying and filling (a tree built and destroyed
- * over and over) would otherwise go to the mesher and back at every round. */
-uint16_t _fa_mesh_sparse_at(const fa_page_t *page)
-{
-    return (uint16_t)(page->reserved >> (1 + page->mesh_returns));
 }
 
 /* Records are pooled and never unmapped: a free path may still read one it found in a page.
@@ -131,6 +126,16 @@ bool _fa_mesh_detach(fa_page_t *page)
     fa_count(mesh_detached, 1);
     _fa_purge_kick();
     return true;
+}
+
+void _fa_mesh_detach_pooled(void)
+{
+    for (fa_page_t *page = _fa_page_pool_take_sparse(), *next; page; page = next) {
+        next = page->next;
+        page->next = NULL;
+        if (!_fa_mesh_detach(page))
+            _fa_page_pool_put(page); /* no record: back where it was */
+    }
 }
 
 static void list_push(fa_mesh_page_t *rec)
@@ -226,9 +231,10 @@ fa_page_t *_fa_mesh_reattach(fa_heap_t *heap, size_t bin)
     for (fa_mesh_page_t *next; rec; rec = next) {
         next = rec->next;
         fa_segment_t *seg = (fa_segment_t *)((uintptr_t)rec->page & ~FA_SEG_MASK);
-        /* Only a page of our own segments: release_page (heap.c) hands an emptied segment
-         * back through its owner's list. */
-        if (rec->shared || seg->heap != heap)
+        /* A page of our own segments, or a migrant (page_pool.c), which stays one: release_page
+         * (heap.c) hands an emptied segment back through its owner's list, and an emptied
+         * migrant to the pool. */
+        if (rec->shared || (seg->heap != heap && !rec->page->migrant))
             continue;
         _fa_mesh_collect(rec);
         if (rec->page->used == 0) {

@@ -19,6 +19,11 @@
  *
  * The heap that takes a page may not own the page's segment: the page is a migrant (types.h)
  * until it goes back to its segment, which then only marks it free there, whoever owns that.
+ *
+ * Migrants mesh as any page (mesh_page.c): every block still returns to its page. Only a page's
+ * holder detaches it: the heap holding it, or for a pooled page, which no heap holds, a mesh
+ * pass that takes it out of the pool first (_fa_page_pool_take_sparse). A detached page is
+ * never pooled: it is held by no heap, so none gives it here.
  */
 #include "common/options.h"
 #include "engine/engine.h"
@@ -178,6 +183,33 @@ fa_page_t *_fa_page_pool_take(fa_heap_t *heap, size_t bin)
     }
     fa_atomic_add_relaxed(&_fa_page_pool_takes, 1);
     return page;
+}
+
+/* A pooled page serves a heap that needs a page of its class; with none, it waits, and the
+ * remote frees into it go on. One left sparse goes to the mesher as a heap's page would: the
+ * pass takes it out of the pool here, under the lock, and detaches it (mesh_page.c). */
+fa_page_t *_fa_page_pool_take_sparse(void)
+{
+    if (!fa_atomic_load_relaxed(&_fa_pages_migrated))
+        return NULL;
+    fa_page_t *taken = NULL;
+    fa_mutex_lock(&_fa_global_lock);
+    for (size_t bin = 0; bin < FA_SMALL_BINS; bin++) {
+        if (!fa_atomic_load_relaxed(&pooled_count[bin]))
+            continue;
+        for (fa_page_t *page = pooled[bin].head, *after; page; page = after) {
+            after = page->next;
+            /* `used` counts the blocks on `xfree` too (the detach collects them). */
+            size_t live = page->used - fa_xfree_count(fa_atomic_load_relaxed(&page->xfree));
+            if (live == 0 || live > fa_mesh_sparse_at(page))
+                continue;
+            pool_unlink_locked(page);
+            page->next = taken;
+            taken = page;
+        }
+    }
+    fa_mutex_unlock(&_fa_global_lock);
+    return taken;
 }
 
 /* A remote free into a pooled page is the only thing that changes it: the one that brings its

@@ -6,9 +6,10 @@
  * handed to the fast path (its blocks charged to the thread's distance to its sample point at
  * once), and a list that holds the sample point is cut there: the blocks before it stay on
  * `free`, the rest go back to `local`, and the page is armed. The malloc that then finds `free`
- * empty comes here and is the sample. A page holding a sampled block sends its frees to the
- * slow path (prof_slow: FA_OWNER_SLOW, thread word 0), where free.c tells the profiler; once
- * its sampled blocks are freed, the owner makes it fast again when it next hands it over. */
+ * empty comes here and is the sample. A page holding a sampled block sends its frees out of
+ * the fast path (prof_slow: FA_OWNER_SLOW, thread word 0); free.c frees those its filter of
+ * sampled blocks does not name at once, and tells the profiler of the others. Once its sampled
+ * blocks are freed, the owner makes it fast again when it next hands it over. */
 #include "engine/fastpath.h"
 #include "engine/size_class.h"
 #include "profile/profile.h"
@@ -18,14 +19,17 @@ static fa_page_t *slot_page(fa_heap_t *heap, size_t n)
     return n <= FA_DIRECT_MAX ? heap->direct[n] : heap->bin_page[fa_bin_of(n)];
 }
 
-/* The owner sampled `block` of its page: until the profiler forgets it, every free of the
- * page's blocks takes the slow path. */
+/* The owner sampled `block` of its page: until the profiler forgets it, the page's frees leave
+ * the fast path, and those of the blocks its filter names take the checked one. */
 static void record(fa_heap_t *heap, fa_block_t *block)
 {
     fa_page_t *page;
     _fa_segment_of_block(block, &page);
     _fa_profile_record(block, page->block_size);
     fa_atomic_add_relaxed(&page->prof_sampled, 1);
+    unsigned bit = fa_page_filter_bit(page, block);
+    uint64_t *word = &page->prof_filter[bit / 64];
+    fa_atomic_store_relaxed(word, fa_atomic_load_relaxed(word) | (uint64_t)1 << (bit % 64));
     if (!page->prof_slow) {
         page->prof_slow = 1;
         uintptr_t full = fa_atomic_load_relaxed(&page->owner) & FA_OWNER_FULL;
@@ -41,6 +45,8 @@ static void hand_over(fa_heap_t *heap, fa_page_t *page)
 {
     if (page->prof_slow && !fa_atomic_load_acquire(&page->prof_sampled)) {
         page->prof_slow = 0;
+        for (int i = 0; i < 4; i++)
+            fa_atomic_store_relaxed(&page->prof_filter[i], 0);
         fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
         fa_page_set_thread(page, heap->thread);
     }
@@ -48,6 +54,12 @@ static void hand_over(fa_heap_t *heap, fa_page_t *page)
     fresh -= fresh > 0;
     page->prof_placed = page->placed;
     size_t size = page->block_size;
+    /* The usual case, without the division below: the whole list lies before the sample
+     * point (a thread not started yet has 0 left, and goes on). */
+    if ((int64_t)(fresh * size) < _fa_profile_self.left) {
+        _fa_profile_self.left -= (int64_t)(fresh * size);
+        return;
+    }
     size_t before = fa_profile_blocks_before_sample(size);
     if (fresh > before && page->pinned) {
         size_t walked = 0;

@@ -72,7 +72,9 @@ static void segment_close(fa_segment_t *seg)
 
 bool _fa_segment_open(fa_segment_t *seg, size_t end)
 {
-    if (fa_likely(end <= seg->opened))
+    /* Atomic: a heap extending a migrant (page_pool.c) reads the boundary of a segment whose
+     * owner may move it meanwhile; the migrant's own memory lies below it already. */
+    if (fa_likely(end <= fa_atomic_load_relaxed(&seg->opened)))
         return true;
     /* Whole pages, 4 small ones at a time: a short program's first allocations take a page
      * per size class, and a system call for each was most of what its first heap cost. The
@@ -88,7 +90,7 @@ bool _fa_segment_open(fa_segment_t *seg, size_t end)
         to = FA_SEG_SIZE;
     if (!_fa_os_commit((char *)seg + seg->opened, to - seg->opened))
         return false;
-    seg->opened = to;
+    fa_atomic_store_relaxed(&seg->opened, to);
     return true;
 }
 

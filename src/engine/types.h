@@ -227,10 +227,14 @@ typedef struct fa_page_s {
     struct fa_mesh_page_s *mesh;
     /* The heap profiler: `placed` when the blocks on `free` were last counted (profile_pages.c). */
     uint64_t prof_placed;
+    /* The heap profiler's sampled blocks as a filter of 256 bits (engine.h:
+     * fa_page_maybe_sampled): a free whose bit is clear is no sample's, and skips the checked
+     * path. Set by the owner, cleared when no sampled block is left; read by any thread. */
+    uint64_t prof_filter[4];
     /* The heap profiler's sample point lies in this page's next list: the first malloc that
      * finds `free` empty is the sample (profile_pages.c). */
     uint8_t prof_armed;
-    uint8_t pad4[47]; /* so that a descriptor's index is a shift (256 bytes) */
+    uint8_t pad4[15]; /* so that a descriptor's index is a shift (256 bytes) */
 } fa_page_t;
 
 _Static_assert(((size_t)1 << FA_SMALL_PAGE_SHIFT) / FA_ALIGN + 1 < ((size_t)1 << 16),

@@ -178,13 +178,15 @@ void _fa_lab_stats_print(int fd, bool json)
     write_hist_option();
 }
 
-/* Every allocation of the lab passes here: the heap profiler counts it (profile/profile.h). */
+/* Every allocation of the lab passes here: the heap profiler counts it (profile/profile.h),
+ * with the bytes the policy granted, so that its profile says by site what the policy holds
+ * beyond what was asked for. */
 static void *profiled(void *p, size_t n)
 {
     if (fa_unlikely(_fa_profiling) && p) {
         _fa_profile_safe_point();
         if (fa_profile_charge(n))
-            _fa_profile_record(p, n);
+            _fa_profile_record_granted(p, n, _fa_lab_usable_size(p));
     }
     return p;
 }

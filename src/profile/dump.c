@@ -63,18 +63,26 @@ static void put_counts(struct out *o, const struct fa_profile_counts *c)
     put(o, "] @");
 }
 
-bool _fa_profile_write(const char *prefix, const char *name, bool peak)
+static void put_frames(struct out *o, const struct fa_profile_stack *s)
 {
-    char path[4200];
-    struct out *o = &(struct out){.fd = -1};
+    for (uint32_t i = 0; i < s->depth; i++) {
+        put(o, " 0x");
+        put_number(o, s->frames[i], 16);
+    }
+    put(o, "\n");
+}
+
+/* Opens prefix.<pid>.<name><suffix> for o; false after a warning line. */
+static bool open_file(struct out *o, const char *prefix, const char *name, const char *suffix,
+                      char *path)
+{
     o->len = 0;
-    /* prefix.<pid>.<name>.heap */
     put(o, prefix);
     put(o, ".");
     put_number(o, (uint64_t)_fa_os_pid(), 10);
     put(o, ".");
     put(o, name);
-    put(o, ".heap");
+    put(o, suffix);
     memcpy(path, o->buf, o->len);
     path[o->len] = 0;
     o->len = 0;
@@ -84,7 +92,56 @@ bool _fa_profile_write(const char *prefix, const char *name, bool peak)
                     _fa_os_error_text(-o->fd));
         return false;
     }
-    struct fa_profile_counts total = {0, 0, 0, 0};
+    return true;
+}
+
+/* Flushes and closes o's file, with a warning line if not all of it was written. */
+static bool close_file(struct out *o, const char *path, bool ok)
+{
+    flush(o);
+    ok = ok && !o->error;
+    _fa_os_close(o->fd);
+    if (!ok)
+        _fa_message(2, "fitalloc: warning: FITALLOC_PROFILE: could not write all of %s\n", path);
+    return ok;
+}
+
+/* prefix.<pid>.<name>.slack: per stack of live samples, the samples, their bytes and the bytes
+ * granted for them, unscaled, for `fitalloc profile` (each line scaled as the .heap file's):
+ *
+ *   fitalloc slack profile: heap_v2/<rate>
+ *   <live count>: <live bytes> <granted bytes> @ 0x<pc> 0x<pc> ... */
+static bool write_slack(const char *prefix, const char *name, bool peak)
+{
+    char path[4200];
+    struct out *o = &(struct out){.fd = -1};
+    if (!open_file(o, prefix, name, ".slack", path))
+        return false;
+    put(o, "fitalloc slack profile: heap_v2/");
+    put_number(o, _fa_profile_rate, 10);
+    put(o, "\n");
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
+        const struct fa_profile_counts *c = peak ? &s->peak : &s->now;
+        if (!c->live_count)
+            continue;
+        put_number(o, c->live_count, 10);
+        put(o, ": ");
+        put_number(o, c->live_bytes, 10);
+        put(o, " ");
+        put_number(o, c->live_granted, 10);
+        put(o, " @");
+        put_frames(o, s);
+    }
+    return close_file(o, path, true);
+}
+
+bool _fa_profile_write(const char *prefix, const char *name, bool peak)
+{
+    char path[4200];
+    struct out *o = &(struct out){.fd = -1};
+    if (!open_file(o, prefix, name, ".heap", path))
+        return false;
+    struct fa_profile_counts total = {0};
     for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
         const struct fa_profile_counts *c = peak ? &s->peak : &s->now;
         total.live_count += c->live_count;
@@ -102,17 +159,10 @@ bool _fa_profile_write(const char *prefix, const char *name, bool peak)
         if (!c->alloc_count)
             continue;
         put_counts(o, c);
-        for (uint32_t i = 0; i < s->depth; i++) {
-            put(o, " 0x");
-            put_number(o, s->frames[i], 16);
-        }
-        put(o, "\n");
+        put_frames(o, s);
     }
     put(o, "\nMAPPED_LIBRARIES:\n");
     flush(o);
-    bool ok = !o->error && _fa_os_copy_file("/proc/self/maps", o->fd);
-    _fa_os_close(o->fd);
-    if (!ok)
-        _fa_message(2, "fitalloc: warning: FITALLOC_PROFILE: could not write all of %s\n", path);
-    return ok;
+    bool ok = close_file(o, path, !o->error && _fa_os_copy_file("/proc/self/maps", o->fd));
+    return (_fa_profile_granted_more ? write_slack(prefix, name, peak) : true) && ok;
 }

@@ -88,7 +88,19 @@ void _fa_profile_start(void)
     fa_atomic_store_release(&_fa_profiling, ok);
 }
 
+void _fa_profile_count(const void *p, size_t bytes)
+{
+    _fa_profile_safe_point();
+    if (fa_profile_charge(bytes))
+        _fa_profile_record(p, bytes);
+}
+
 void _fa_profile_record(const void *p, size_t bytes)
+{
+    _fa_profile_record_granted(p, bytes, bytes);
+}
+
+void _fa_profile_record_granted(const void *p, size_t bytes, size_t granted)
 {
     struct fa_profile_thread *t = &_fa_profile_self;
     if (t->busy)
@@ -111,7 +123,7 @@ void _fa_profile_record(const void *p, size_t bytes)
     }
     if (depth == 0)
         frames[first + depth++] = 0;
-    _fa_profile_table_record(p, bytes, frames + first, depth);
+    _fa_profile_table_record(p, bytes, granted, frames + first, depth);
     t->busy = false;
 }
 

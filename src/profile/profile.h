@@ -56,8 +56,20 @@ static inline size_t fa_profile_blocks_before_sample(size_t size)
     return left > 0 ? (size_t)(left - 1) / size : 0;
 }
 
+/* An allocation counted where it is made (large blocks, secure mode's aligned and large ones):
+ * p of `bytes` (NULL: none), the sample if the thread's sample point falls in it. */
+void _fa_profile_count(const void *p, size_t bytes);
+static inline void fa_profile_count(const void *p, size_t bytes)
+{
+    if (fa_unlikely(_fa_profiling) && p)
+        _fa_profile_count(p, bytes);
+}
+
 /* Record the sampled block p of `bytes` with the calling thread's stack. */
 void _fa_profile_record(const void *p, size_t bytes);
+/* The same for a block the allocator grants `granted` bytes for (the lab's usable size), so
+ * that the profile also says, by site, the bytes granted beyond those asked for. */
+void _fa_profile_record_granted(const void *p, size_t bytes, size_t granted);
 /* p is being freed: true if it was a sampled block (then forgotten). Any thread, lock-free
  * when p was not sampled. */
 bool _fa_profile_forget(const void *p);

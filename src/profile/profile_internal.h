@@ -19,6 +19,7 @@ double _fa_profile_weight(uint64_t bytes);
 /* ---- stacks.c ---- */
 struct fa_profile_counts {
     uint64_t live_count, live_bytes, alloc_count, alloc_bytes;
+    uint64_t live_granted; /* the bytes granted for the live samples (the lab's usable sizes) */
 };
 struct fa_profile_stack {
     struct fa_profile_stack *chain; /* same hash bucket */
@@ -32,16 +33,21 @@ struct fa_profile_stack {
 extern fa_mutex_t _fa_profile_lock;
 /* Every stack, newest first (under the lock). */
 extern struct fa_profile_stack *_fa_profile_stacks;
-/* Count the sampled block p of `bytes` under its stack, and keep it until it is freed. */
-void _fa_profile_table_record(const void *p, uint64_t bytes, const uintptr_t *frames, size_t depth);
+/* Count the sampled block p of `bytes` (`granted` bytes given for it) under its stack, and keep
+ * it until it is freed. */
+void _fa_profile_table_record(const void *p, uint64_t bytes, uint64_t granted,
+                              const uintptr_t *frames, size_t depth);
+/* Some sample was granted more bytes than it asked for: the slack files are written. */
+extern bool _fa_profile_granted_more;
 /* Forget every sample and count (a fork child starts its own profile). */
 void _fa_profile_tables_reset(void);
 /* The live counts become the peak's snapshot if their estimate is higher (at exit). */
 void _fa_profile_snapshot_if_higher(void);
 
 /* ---- dump.c ---- */
-/* Write prefix.<pid>.<name>.heap from the peak snapshot or the live counts (under the lock);
- * false after a warning line if it cannot be written. */
+/* Write prefix.<pid>.<name>.heap from the peak snapshot or the live counts (under the lock),
+ * and prefix.<pid>.<name>.slack when _fa_profile_granted_more; false after a warning line if
+ * they cannot be written. */
 bool _fa_profile_write(const char *prefix, const char *name, bool peak);
 
 /* ---- profile.c ---- */

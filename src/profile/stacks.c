@@ -91,7 +91,7 @@ void _fa_profile_snapshot_if_higher(void)
 struct slot {
     uintptr_t key;
     struct fa_profile_stack *stack;
-    uint64_t bytes;
+    uint64_t bytes, granted;
 };
 struct table {
     size_t mask, taken /* keys and removed entries */, live;
@@ -140,7 +140,10 @@ static bool make_room(void)
     return true;
 }
 
-void _fa_profile_table_record(const void *p, uint64_t bytes, const uintptr_t *frames, size_t depth)
+bool _fa_profile_granted_more;
+
+void _fa_profile_table_record(const void *p, uint64_t bytes, uint64_t granted,
+                              const uintptr_t *frames, size_t depth)
 {
     fa_mutex_lock(&_fa_profile_lock);
     struct fa_profile_stack *s = stack_of(frames, depth);
@@ -153,9 +156,12 @@ void _fa_profile_table_record(const void *p, uint64_t bytes, const uintptr_t *fr
         t->live++;
         t->slots[i].stack = s;
         t->slots[i].bytes = bytes;
+        t->slots[i].granted = granted;
         fa_atomic_store_release(&t->slots[i].key, (uintptr_t)p);
         s->now.live_count++;
         s->now.live_bytes += bytes;
+        s->now.live_granted += granted;
+        _fa_profile_granted_more |= granted > bytes;
         s->now.alloc_count++;
         s->now.alloc_bytes += bytes;
         live_estimate += _fa_profile_weight(bytes);
@@ -189,6 +195,7 @@ bool _fa_profile_forget(const void *p)
         struct fa_profile_stack *s = slot->stack;
         s->now.live_count--;
         s->now.live_bytes -= slot->bytes;
+        s->now.live_granted -= slot->granted;
         live_estimate -= _fa_profile_weight(slot->bytes);
         if (live_estimate < 0)
             live_estimate = 0;
@@ -202,7 +209,7 @@ bool _fa_profile_forget(const void *p)
 void _fa_profile_tables_reset(void)
 {
     for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next)
-        memset(&s->now, 0, 2 * sizeof s->now);
+        s->now = s->peak = (struct fa_profile_counts){0};
     fa_atomic_store_release(&table, NULL);
     live_estimate = snapshot_estimate = 0;
 }

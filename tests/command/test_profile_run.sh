@@ -4,7 +4,8 @@
 # hold_small_blocks and leak_pages, in that order, within 15 %, 25 % and 25 % of their 64, 8
 # and 4 MiB (a sample every 16 KiB: 256 samples for the smallest, so 25 % is 4 standard
 # deviations); the exit profile names the leak alone; the flame graph is written; the lab gives
-# the same sites; the status is the program's.
+# the same sites, and under the buddy system the bytes it grants beyond the live ones by site;
+# the status is the program's.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_interposition
 need_matplotlib
@@ -19,7 +20,8 @@ check_sites() {
 import re, sys
 units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 def sites(path):
-    rows = re.findall(r"^ +([\d.]+) (B|KiB|MiB|GiB) +[\d.]+% +[\d,]+  (\S+)", open(path).read(), re.M)
+    rows = re.findall(r"^ +([\d.]+) (B|KiB|MiB|GiB) +[\d.]+% +[\d,]+(?: +[\d.]+ [KMG]?i?B)?  (\S+)",
+                      open(path).read(), re.M)
     return [(name, float(v) * units[u]) for v, u, name in rows]
 peak, leaks = sites(sys.argv[1]), sites(sys.argv[2])
 want = [("hold_big_blocks", 64, 0.15), ("hold_small_blocks", 8, 0.25), ("leak_pages", 4, 0.25)]
@@ -42,6 +44,27 @@ rm -f sites.*.heap
 run_cmd profile --rate 16K --policy best -o "$WORK" -- ./sites 1
 expect_rc 0 "profile --policy best ./sites"
 check_sites "the lab"
+
+# The lab's slack by site: the buddy system grants a 64 KiB request (with its 16-byte header) a
+# block of 128 KiB, 64 bytes one of 128, 4 KiB one of 8 KiB, so the policy holds about 64, 6
+# and 4 MiB beyond the three sites' live bytes at the peak.
+rm -f sites.*.heap sites.*.slack
+run_cmd profile --rate 16K --policy buddy -o "$WORK" -- ./sites 1
+expect_rc 0 "profile --policy buddy ./sites"
+check_sites "the lab's buddy system"
+sed -n '/^at the peak of pid/,/^$/p' out >peak.txt
+"$PYTHON" - peak.txt <<'PY' || fail "the buddy system's slack: $(cat out)"
+import re, sys
+units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+text = open(sys.argv[1]).read()
+assert re.search(r"^  the policy granted [\d.]+ [KMG]iB beyond the live bytes", text, re.M), text
+rows = re.findall(r"^ +[\d.]+ \S+ +[\d.]+% +[\d,]+ +([\d.]+) (B|KiB|MiB|GiB)  (\S+)", text, re.M)
+slack = {name: float(v) * units[u] / (1 << 20) for v, u, name in rows}
+for name, mib, tol in [("hold_big_blocks", 64, 0.15), ("hold_small_blocks", 6, 0.25),
+                       ("leak_pages", 4, 0.25)]:
+    got = slack.get(name, 0)
+    assert abs(got / mib - 1) <= tol, f"{name}: slack {got} MiB, not {mib}"
+PY
 
 run_cmd profile -o "$WORK" -- sh -c 'exit 3'
 expect_rc 3 "the program's status"

@@ -8,8 +8,8 @@
  * block keeps its bytes until it is freed (a pattern), and once all are freed and the ended
  * threads' heaps are collected no page holds a block of the class (none lost on a remote list
  * nobody collects), and the heap checker passes on every thread as pages come and go. Run
- * with the pool off (FITALLOC_PAGE_POOL, the default: no page changes hands), then again with
- * it on (pages must have changed hands), on with meshing, and on for an idle owner (below). */
+ * with the default FITALLOC_PAGE_POOL, then with the other setting (off: no page changes hands;
+ * on: pages must have changed hands), on with meshing, and on for an idle owner (below). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -336,12 +336,14 @@ int main(int argc, char **argv)
         run_idle_owner();
         return 0;
     }
-    run(argc > 1 ? argv[1] : "(pool off)");
+    bool on = fa_option_get("page_pool") == 1;
+    run(argc > 1 ? argv[1] : on ? "(the default: pool on)" : "(the default: pool off)");
     if (argc == 1) {
-        const char *env[] = {"FITALLOC_PAGE_POOL=1", NULL};
-        char *args[] = {argv[0], (char *)"--pool", NULL};
-        fa_test_rerun("FITALLOC_PAGE_POOL=1", env, args);
-        /* Meshing never takes a page that went through the pool: both on at once. */
+        /* The other setting than the default's. */
+        const char *env[] = {on ? "FITALLOC_PAGE_POOL=0" : "FITALLOC_PAGE_POOL=1", NULL};
+        char *args[] = {argv[0], (char *)(on ? "--pool-off" : "--pool"), NULL};
+        fa_test_rerun(env[0], env, args);
+        /* Both on at once: pages that went through the pool are meshed too. */
         const char *mesh_env[] = {"FITALLOC_PAGE_POOL=1", "FITALLOC_MESH=1", NULL};
         char *mesh_args[] = {argv[0], (char *)"--pool-mesh", NULL};
         fa_test_rerun("FITALLOC_PAGE_POOL=1 FITALLOC_MESH=1", mesh_env, mesh_args);

@@ -22,10 +22,11 @@ profiled() {
 }
 
 # site_mib PROGRAM FILE FUNCTION: the MiB google-pprof gives FUNCTION in FILE (in use, with
-# what it calls: the helper that allocates may be inlined into it or not).
+# what it calls: the helper that allocates may be inlined into it or not; the first line of a
+# function pprof lists twice, inlined and not).
 site_mib() {
     google-pprof --text --inuse_space "$1" "$2" 2>/dev/null |
-        awk -v f="$3" '$6 == f { print $4; found = 1 } END { if (!found) print 0 }'
+        awk -v f="$3" '$6 == f && !found { print $4; found = 1 } END { if (!found) print 0 }'
 }
 
 # within VALUE EXPECTED PERCENT: VALUE is within PERCENT % of EXPECTED.

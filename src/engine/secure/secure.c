@@ -34,6 +34,7 @@
 #include "engine/mode_pages.h"
 #include "engine/secure/secure.h"
 #include "engine/size_class.h"
+#include "profile/profile.h"
 #include "platform/atomic.h"
 
 #define FA_TRAILER 16 /* the caller word and the size word */
@@ -87,7 +88,12 @@ static void *secure_malloc_any(size_t n)
 
 static void *secure_aligned(size_t alignment, size_t n)
 {
-    return _fa_secure_alloc(n, alignment);
+    void *p = _fa_secure_alloc(n, alignment);
+    /* Aligned blocks do not pass where the core counts a slow page's mallocs (profile_pages.c):
+     * the heap profiler counts them here, but for those secure_large.c counts. */
+    if (n <= FA_CLASS_MAX)
+        fa_profile_count(p, n);
+    return p;
 }
 
 /* realloc of a secure block: kept while its trailer still fits; a large block that stays large

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/secure/secure.h"
+#include "profile/profile.h"
 #include "platform/atomic.h"
 
 /* ---- large blocks ----
@@ -194,6 +195,11 @@ void *_fa_secure_large_alloc(size_t n, size_t alignment, bool zero)
     /* Cleared whole: a retired mapping's old data may lie anywhere in it. */
     void *p = _fa_large_place(seg, n, offset, n, dirty, zero, true, populate);
     set_guards(seg, n, true);
+    /* The heap profiler counts it here; a malloc of the size classes' sizes that the trailer
+     * makes large is counted as the core's slow page's mallocs are (profile_pages.c), an aligned
+     * one by secure_aligned. */
+    if (n > FA_CLASS_MAX)
+        fa_profile_count(p, n);
     return p;
 }
 
