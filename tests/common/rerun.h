@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fitalloc.h"
 
 /* Fork; the child applies env (NULL-terminated: "NAME=value" sets NAME, "NAME" unsets it),
  * calls before_exec(arg) if given, and execs /proc/self/exe with args (args[0]: the program's
@@ -48,6 +49,24 @@ static inline pid_t fa_test_rerun_with(const char *what, const char *const env[]
 }
 
 #define fa_test_rerun(what, env, args) fa_test_rerun_with((what), (env), (args), NULL, NULL)
+
+/* The start of a secure-mode test: 77 (skipped) under a sanitizer; in the first run, this test
+ * again under FITALLOC_SECURE=1 (extra: one more "NAME=value", or NULL) and 0 when it passed;
+ * -1 in that second run, which is the test. */
+static inline int fa_test_rerun_secure(const char *name, const char *extra, char **argv)
+{
+    if (FA_TEST_SANITIZED) {
+        printf("%s: skipped under a sanitizer\n", name);
+        return 77;
+    }
+    if (getenv("FITALLOC_SECURE")) {
+        CHECK_EQ(fa_option_get("secure"), 1);
+        return -1;
+    }
+    const char *env[] = {"FITALLOC_SECURE=1", extra, NULL};
+    fa_test_rerun("secure mode", env, argv);
+    return 0;
+}
 
 /* A test of an option that is off or on: in the first run (the environment variable `option`
  * not set), run this test again with it at 0, then at 1 (and `also`, one more "NAME=value", or

@@ -100,17 +100,10 @@ static void overflow_orphan(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (FA_TEST_SANITIZED) {
-        printf("secure/errors: skipped under a sanitizer\n");
-        return 77;
-    }
-    if (!getenv("FITALLOC_SECURE")) {
-        const char *env[] = {"FITALLOC_SECURE=1", "FITALLOC_PARKED_HEAPS=0", NULL};
-        fa_test_rerun("secure mode", env, argv);
-        return 0;
-    }
+    int rc = fa_test_rerun_secure("secure/errors", "FITALLOC_PARKED_HEAPS=0", argv);
+    if (rc >= 0)
+        return rc;
     (void)argc;
-    CHECK_EQ(fa_option_get("secure"), 1);
     char expected[160];
     static const size_t sizes[] = {40, 3000, 300000}; /* small, medium, big */
     for (size_t i = 0; i < 3; i++) {

@@ -122,17 +122,10 @@ static void on_segv(int sig)
 
 int main(int argc, char **argv)
 {
-    if (FA_TEST_SANITIZED) {
-        printf("secure/guards: skipped under a sanitizer\n");
-        return 77;
-    }
-    if (!getenv("FITALLOC_SECURE")) {
-        const char *env[] = {"FITALLOC_SECURE=1", NULL};
-        fa_test_rerun("secure mode", env, argv);
-        return 0;
-    }
+    int rc = fa_test_rerun_secure("secure/guards", NULL, argv);
+    if (rc >= 0)
+        return rc;
     (void)argc;
-    CHECK_EQ(fa_option_get("secure"), 1);
     char expected[200];
 
     /* malloc(0) */

@@ -176,17 +176,10 @@ static void neighbours_of(size_t n)
 
 int main(int argc, char **argv)
 {
-    if (FA_TEST_SANITIZED) {
-        printf("secure/neighbours: skipped under a sanitizer\n");
-        return 77;
-    }
-    if (!getenv("FITALLOC_SECURE")) {
-        const char *env[] = {"FITALLOC_SECURE=1", NULL};
-        fa_test_rerun("secure mode", env, argv);
-        return 0;
-    }
+    int rc = fa_test_rerun_secure("secure/neighbours", NULL, argv);
+    if (rc >= 0)
+        return rc;
     (void)argc;
-    CHECK_EQ(fa_option_get("secure"), 1);
     static const size_t sizes[] = {8, 40, 200, 2900};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         neighbours_of(sizes[i]);
