@@ -137,19 +137,17 @@ def parse_slack(path: str, text: str) -> dict[tuple[int, ...], int]:
     return slack
 
 
-def read_slack(path: str) -> dict[tuple[int, ...], int]:
+def _text(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+            return f.read()
     except OSError as e:
         raise CommandError(f"{path}: {e.strerror}") from None
-    return parse_slack(path, text)
+
+
+def read_slack(path: str) -> dict[tuple[int, ...], int]:
+    return parse_slack(path, _text(path))
 
 
 def read(path: str) -> HeapProfile:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise CommandError(f"{path}: {e.strerror}") from None
-    return parse(path, text)
+    return parse(path, _text(path))

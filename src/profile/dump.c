@@ -51,15 +51,19 @@ static void put_number(struct out *o, uint64_t v, unsigned base)
     put(o, d);
 }
 
+/* "count: bytes", as both kinds of file write their counts. */
+static void put_count_bytes(struct out *o, uint64_t count, uint64_t bytes)
+{
+    put_number(o, count, 10);
+    put(o, ": ");
+    put_number(o, bytes, 10);
+}
+
 static void put_counts(struct out *o, const struct fa_profile_counts *c)
 {
-    put_number(o, c->live_count, 10);
-    put(o, ": ");
-    put_number(o, c->live_bytes, 10);
+    put_count_bytes(o, c->live_count, c->live_bytes);
     put(o, " [");
-    put_number(o, c->alloc_count, 10);
-    put(o, ": ");
-    put_number(o, c->alloc_bytes, 10);
+    put_count_bytes(o, c->alloc_count, c->alloc_bytes);
     put(o, "] @");
 }
 
@@ -106,6 +110,39 @@ static bool close_file(struct out *o, const char *path, bool ok)
     return ok;
 }
 
+/* The sampling rate, as both kinds of file end their first line. */
+static void put_rate(struct out *o)
+{
+    put(o, "heap_v2/");
+    put_number(o, _fa_profile_rate, 10);
+    put(o, "\n");
+}
+
+static const struct fa_profile_counts *counts_of(const struct fa_profile_stack *s, bool peak)
+{
+    return peak ? &s->peak : &s->now;
+}
+
+/* A line per stack: for the .heap file every stack that allocated, with put_counts; for the
+ * .slack file every stack with live samples, their bytes and the bytes granted for them. */
+static void put_stacks(struct out *o, bool peak, bool slack)
+{
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
+        const struct fa_profile_counts *c = counts_of(s, peak);
+        if (!(slack ? c->live_count : c->alloc_count))
+            continue;
+        if (slack) {
+            put_count_bytes(o, c->live_count, c->live_bytes);
+            put(o, " ");
+            put_number(o, c->live_granted, 10);
+            put(o, " @");
+        } else {
+            put_counts(o, c);
+        }
+        put_frames(o, s);
+    }
+}
+
 /* prefix.<pid>.<name>.slack: per stack of live samples, the samples, their bytes and the bytes
  * granted for them, unscaled, for `fitalloc profile` (each line scaled as the .heap file's):
  *
@@ -117,21 +154,9 @@ static bool write_slack(const char *prefix, const char *name, bool peak)
     struct out *o = &(struct out){.fd = -1};
     if (!open_file(o, prefix, name, ".slack", path))
         return false;
-    put(o, "fitalloc slack profile: heap_v2/");
-    put_number(o, _fa_profile_rate, 10);
-    put(o, "\n");
-    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
-        const struct fa_profile_counts *c = peak ? &s->peak : &s->now;
-        if (!c->live_count)
-            continue;
-        put_number(o, c->live_count, 10);
-        put(o, ": ");
-        put_number(o, c->live_bytes, 10);
-        put(o, " ");
-        put_number(o, c->live_granted, 10);
-        put(o, " @");
-        put_frames(o, s);
-    }
+    put(o, "fitalloc slack profile: ");
+    put_rate(o);
+    put_stacks(o, peak, true);
     return close_file(o, path, true);
 }
 
@@ -143,7 +168,7 @@ bool _fa_profile_write(const char *prefix, const char *name, bool peak)
         return false;
     struct fa_profile_counts total = {0};
     for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
-        const struct fa_profile_counts *c = peak ? &s->peak : &s->now;
+        const struct fa_profile_counts *c = counts_of(s, peak);
         total.live_count += c->live_count;
         total.live_bytes += c->live_bytes;
         total.alloc_count += c->alloc_count;
@@ -151,16 +176,9 @@ bool _fa_profile_write(const char *prefix, const char *name, bool peak)
     }
     put(o, "heap profile: ");
     put_counts(o, &total);
-    put(o, " heap_v2/");
-    put_number(o, _fa_profile_rate, 10);
-    put(o, "\n");
-    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
-        const struct fa_profile_counts *c = peak ? &s->peak : &s->now;
-        if (!c->alloc_count)
-            continue;
-        put_counts(o, c);
-        put_frames(o, s);
-    }
+    put(o, " ");
+    put_rate(o);
+    put_stacks(o, peak, false);
     put(o, "\nMAPPED_LIBRARIES:\n");
     flush(o);
     bool ok = close_file(o, path, !o->error && _fa_os_copy_file("/proc/self/maps", o->fd));
