@@ -51,7 +51,8 @@ int main(void)
     CHECK(p != NULL);
     fill(p, 0, n);
     stats(&before);
-    for (size_t step = 1; n < 2048 * KIB; step++) {
+    size_t step = 1;
+    for (; n < 2048 * KIB; step++) {
         size_t grown = 2 * n + 8; /* as a string doubles with its terminator */
         p = fa_realloc(p, grown);
         CHECK(p != NULL);
@@ -63,9 +64,13 @@ int main(void)
     CHECK_MSG(big_class_allocs(&after) == big_class_allocs(&before),
               "%llu blocks of the big classes handed out while the block grew",
               (unsigned long long)(big_class_allocs(&after) - big_class_allocs(&before)));
-    CHECK_MSG(after.large_allocs == before.large_allocs + 1,
-              "%llu large blocks made for one growing block, not 1",
-              (unsigned long long)(after.large_allocs - before.large_allocs));
+    /* ThreadSanitizer builds copy where mremap would grow the mapping (platform/os_linux.c):
+     * there every step past 128 KiB makes a large block of its own. */
+    uint64_t expected = FA_TEST_TSAN ? step - 1 : 1;
+    CHECK_MSG(after.large_allocs == before.large_allocs + expected,
+              "%llu large blocks made for one growing block, not %llu",
+              (unsigned long long)(after.large_allocs - before.large_allocs),
+              (unsigned long long)expected);
     fa_free(p);
 
     /* Within its size, or smaller, a block stays: no mapping for it. */
