@@ -49,6 +49,11 @@ static inline unsigned fa_page_filter_bit(const fa_page_t *page, const void *p)
     unsigned shift = 63 - (unsigned)__builtin_clzll(page->block_size);
     return (unsigned)(((uintptr_t)p - page->start) >> shift) & 255;
 }
+static inline void fa_page_filter_clear(fa_page_t *page)
+{
+    for (size_t i = 0; i < sizeof page->prof_filter / sizeof page->prof_filter[0]; i++)
+        fa_atomic_store_relaxed(&page->prof_filter[i], 0);
+}
 static inline bool fa_page_maybe_sampled(const fa_page_t *page, const void *p)
 {
     unsigned bit = fa_page_filter_bit(page, p);

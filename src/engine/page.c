@@ -66,8 +66,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->prof_slow = page->prof_armed = 0;
     page->prof_placed = 0;
     fa_atomic_store_relaxed(&page->prof_sampled, 0);
-    for (int i = 0; i < 4; i++)
-        fa_atomic_store_relaxed(&page->prof_filter[i], 0);
+    fa_page_filter_clear(page);
     /* From the locals, not fa_owner_word: reading the bit-fields back loads the whole word,
      * `state` with it, which the purger may be writing atomically (a race to TSan). */
     fa_atomic_store_release(&page->owner, (uintptr_t)heap | (slow ? FA_OWNER_SLOW : 0));

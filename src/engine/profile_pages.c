@@ -45,8 +45,7 @@ static void hand_over(fa_heap_t *heap, fa_page_t *page)
 {
     if (page->prof_slow && !fa_atomic_load_acquire(&page->prof_sampled)) {
         page->prof_slow = 0;
-        for (int i = 0; i < 4; i++)
-            fa_atomic_store_relaxed(&page->prof_filter[i], 0);
+        fa_page_filter_clear(page);
         fa_atomic_store_release(&page->owner, fa_owner_word(heap, page));
         fa_page_set_thread(page, heap->thread);
     }
