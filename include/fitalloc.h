@@ -49,8 +49,9 @@ void fa_free_sized(void *p, size_t n);
 void fa_free_aligned_sized(void *p, size_t alignment, size_t n);
 
 /* Return free memory (empty pages, cached segments and large blocks) to the OS now; the
- * calling thread's empty pages kept at hand for its next mallocs go too, and heaps parked by
- * ended threads are given up first, so that their free memory goes back as well. */
+ * calling thread takes back the blocks other threads freed into its pages, its empty pages kept
+ * at hand for its next mallocs go too, and heaps parked by ended threads are given up first, so
+ * that their free memory goes back as well. */
 void fa_collect(void);
 /* Print the statistics to stderr in the FITALLOC_STATS=1 format. */
 void fa_stats_print(void);

@@ -213,6 +213,9 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
 /* The owner gives back the empty pages its queues keep at hand: those unused since its last
  * look (all of them with `all`). */
 void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all);
+/* fa_collect: the remote frees waiting in the heap's pages, taken now; the pages they empty go
+ * (a queue's head stays: _fa_heap_release_idle_heads). */
+void _fa_heap_take_remote_frees(fa_heap_t *heap);
 void _fa_heap_settle_sparse(fa_heap_t *heap, bool all);
 void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg);
 /* A local free took the page's `used` to 0 (it emptied, reached its full-page return point or

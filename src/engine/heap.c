@@ -321,6 +321,28 @@ static void collect_notified(fa_heap_t *heap)
     }
 }
 
+void _fa_heap_take_remote_frees(fa_heap_t *heap)
+{
+    collect_notified(heap);
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
+        fa_page_queue_t *q = &heap->queues[bin];
+        fa_page_t *head = q->head;
+        /* Behind the head, where a page may carry the sparse trigger (its `used` then counts
+         * from the trigger): taken out, collected, and appended again unless it is empty. */
+        for (fa_page_t *page = head ? head->next : NULL, *next; page; page = next) {
+            next = page->next;
+            if (!fa_atomic_load_relaxed(&page->xfree))
+                continue;
+            queue_remove(q, page);
+            _fa_page_collect(page);
+            if (page->used == 0)
+                release_page(heap, page);
+            else
+                queue_append(heap, page);
+        }
+    }
+}
+
 void _fa_heap_notify(fa_page_t *page)
 {
     if (fa_atomic_exchange_acq_rel(&page->notified, 1))

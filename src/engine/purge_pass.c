@@ -24,6 +24,7 @@ FA_API void fa_collect(void)
     fa_heap_t *heap = _fa_heap_tls;
     if (heap != &_fa_heap_empty) {
         _fa_heap_settle_sparse(heap, true);
+        _fa_heap_take_remote_frees(heap);
         _fa_heap_release_idle_heads(heap, true);
     }
     _fa_purge_run(true);
