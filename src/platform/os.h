@@ -174,10 +174,25 @@ bool _fa_os_code_in_program(const void *code);
  * thread's stack, innermost first (each return address one byte back, inside its call); the
  * number found. Allocates nothing. */
 size_t _fa_os_backtrace(uintptr_t *frames, size_t max);
-/* unwind_lazy.c, for the heap profiler: load an unwinder (dlopen, which allocates): libunwind
- * or libgcc's; its library's name, or NULL if neither can be loaded. Then up to `max` return
- * addresses of the calling thread's stack, innermost first (this function's own frame first);
- * *truncated when the stack had more. Returns 0 frames before an unwinder is loaded. */
+/* eh_frame.c, for the heap profiler's stacks: how the frame whose return address is `ip`
+ * steps to its caller's, from the object's DWARF call-frame tables: the caller's stack pointer
+ * (the CFA) is rbp or rsp plus cfa_offset, its return address sits just below it, and its rbp
+ * is unchanged or saved at rbp_offset from the CFA. Allocates nothing. */
+enum fa_os_frame_kind {
+    FA_FRAME_UNKNOWN, /* no tables for ip, or a rule other than the above */
+    FA_FRAME_STEP,
+    FA_FRAME_LAST, /* the outermost frame (its return address undefined) */
+};
+struct fa_os_frame_step {
+    uint8_t kind;
+    bool cfa_on_rbp, rbp_saved;
+    int32_t cfa_offset, rbp_offset;
+};
+struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip);
+/* stack_walk.c: what the walk needs, made ready (x86-64: nothing; elsewhere libgcc's unwinder,
+ * loaded with dlopen, which allocates): a name for it, NULL if it cannot be had. Then up to
+ * `max` return addresses of the calling thread's stack, innermost first (the caller's of
+ * this function first); *truncated when the stack had more. Allocates nothing. */
 const char *_fa_os_unwinder_load(void);
 size_t _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated);
 /* signal_count.c: a signal's number from its name ("SIGUSR2", "USR2" or "12"), or -1; and a

@@ -58,8 +58,8 @@ static bool set_up(void)
     }
     _fa_os_close(fd);
     if (!_fa_os_unwinder_load()) {
-        _fa_message(2, "fitalloc: warning: FITALLOC_PROFILE: no stack unwinder (libunwind.so.8 "
-                       "or libgcc_s.so.1) can be loaded; not profiling\n");
+        _fa_message(2, "fitalloc: warning: FITALLOC_PROFILE: no stack unwinder (libgcc_s.so.1) can "
+                       "be loaded; not profiling\n");
         return false;
     }
     const char *signal_name = fa_option_str(profile_signal);
