@@ -389,7 +389,7 @@ static bool run(const uint8_t *p, const uint8_t *end, const struct cie *cie, uin
 
 struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip)
 {
-    struct fa_os_frame_step unknown = {FA_FRAME_UNKNOWN, false, false, 0, 0};
+    struct fa_os_frame_step unknown = {.kind = FA_FRAME_UNKNOWN};
     /* A return address is the instruction after the call: the call is one byte back. */
     struct fde_search s = {ip - 1, NULL, false};
     dl_iterate_phdr(find_fde, &s);
@@ -420,13 +420,16 @@ struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip)
     if (!run(p, end, &cie, &loc, s.pc, &row, &initial))
         return unknown;
     if (row.ra_undefined)
-        return (struct fa_os_frame_step){FA_FRAME_LAST, false, false, 0, 0};
+        return (struct fa_os_frame_step){.kind = FA_FRAME_LAST};
     if ((row.cfa_reg != REG_RSP && row.cfa_reg != REG_RBP) || row.ra_offset != -8 ||
-        row.cfa_offset < 8 || row.cfa_offset > INT32_MAX || row.rbp_offset < INT32_MIN ||
-        row.rbp_offset > INT32_MAX)
+        row.cfa_offset < 8 || row.cfa_offset > INT32_MAX || row.rbp_offset < INT16_MIN ||
+        row.rbp_offset > INT16_MAX)
         return unknown;
-    return (struct fa_os_frame_step){FA_FRAME_STEP, row.cfa_reg == REG_RBP, row.rbp_saved,
-                                     (int32_t)row.cfa_offset, (int32_t)row.rbp_offset};
+    return (struct fa_os_frame_step){.cfa_offset = (int32_t)row.cfa_offset,
+                                     .rbp_offset = (int16_t)row.rbp_offset,
+                                     .kind = FA_FRAME_STEP,
+                                     .cfa_on_rbp = row.cfa_reg == REG_RBP,
+                                     .rbp_saved = row.rbp_saved};
 }
 
 #endif

@@ -183,10 +183,11 @@ enum fa_os_frame_kind {
     FA_FRAME_STEP,
     FA_FRAME_LAST, /* the outermost frame (its return address undefined) */
 };
-struct fa_os_frame_step {
+struct fa_os_frame_step { /* 8 bytes: the walk keeps one per return address */
+    int32_t cfa_offset;
+    int16_t rbp_offset;
     uint8_t kind;
-    bool cfa_on_rbp, rbp_saved;
-    int32_t cfa_offset, rbp_offset;
+    bool cfa_on_rbp : 1, rbp_saved : 1;
 };
 struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip);
 /* stack_walk.c: what the walk needs, made ready (x86-64: nothing; elsewhere libgcc's unwinder,

@@ -99,6 +99,8 @@ struct table {
 };
 static struct table *table;
 #define FA_PROFILE_REMOVED ((uintptr_t)1)
+/* The first table: 4 KiB of slots, as few sampled blocks live at once in a small program. */
+#define FA_PROFILE_SLOTS_FIRST 128
 
 static size_t slot_of(uintptr_t key, size_t mask)
 {
@@ -119,7 +121,7 @@ static bool make_room(void)
     struct table *old = table;
     if (old && (old->taken + 1) * 2 <= old->mask + 1)
         return true;
-    size_t slots = 1024;
+    size_t slots = FA_PROFILE_SLOTS_FIRST;
     while (old && slots < (old->live + 1) * 4)
         slots *= 2;
     struct table *t = new_table(slots);
