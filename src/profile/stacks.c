@@ -5,7 +5,8 @@
  * without the lock: a block's entry is written before malloc returns it, and the program's
  * free of it comes after, so the table a free reads (acquire) already holds it; the lock is
  * taken only when the block is found. A grown address table leaves the old one mapped for the
- * frees still reading it. */
+ * frees still reading it; a removed entry leaves no mark behind (the entries after it move
+ * back), so the table grows with the live samples only, not with all those ever taken. */
 #include <string.h>
 
 #include "profile/profile_internal.h"
@@ -87,18 +88,17 @@ void _fa_profile_snapshot_if_higher(void)
         snapshot();
 }
 
-/* ---- sampled blocks by address: open addressing, 0 empty, 1 a removed entry ---- */
+/* ---- sampled blocks by address: open addressing, linear probing, 0 empty ---- */
 struct slot {
     uintptr_t key;
     struct fa_profile_stack *stack;
     uint64_t bytes, granted;
 };
 struct table {
-    size_t mask, taken /* keys and removed entries */, live;
+    size_t mask, live;
     struct slot slots[];
 };
 static struct table *table;
-#define FA_PROFILE_REMOVED ((uintptr_t)1)
 /* The first table: 4 KiB of slots, as few sampled blocks live at once in a small program. */
 #define FA_PROFILE_SLOTS_FIRST 128
 
@@ -119,7 +119,7 @@ static struct table *new_table(size_t slots)
 static bool make_room(void)
 {
     struct table *old = table;
-    if (old && (old->taken + 1) * 2 <= old->mask + 1)
+    if (old && (old->live + 1) * 2 <= old->mask + 1)
         return true;
     size_t slots = FA_PROFILE_SLOTS_FIRST;
     while (old && slots < (old->live + 1) * 4)
@@ -129,13 +129,12 @@ static bool make_room(void)
         return false;
     for (size_t i = 0; old && i <= old->mask; i++) {
         struct slot *from = &old->slots[i];
-        if (from->key <= FA_PROFILE_REMOVED)
+        if (!from->key)
             continue;
         size_t j = slot_of(from->key, t->mask);
         while (t->slots[j].key)
             j = (j + 1) & t->mask;
         t->slots[j] = *from;
-        t->taken++;
         t->live++;
     }
     fa_atomic_store_release(&table, t);
@@ -152,9 +151,8 @@ void _fa_profile_table_record(const void *p, uint64_t bytes, uint64_t granted,
     if (s && make_room()) {
         struct table *t = table;
         size_t i = slot_of((uintptr_t)p, t->mask);
-        while (t->slots[i].key > FA_PROFILE_REMOVED)
+        while (t->slots[i].key)
             i = (i + 1) & t->mask;
-        t->taken += t->slots[i].key == 0;
         t->live++;
         t->slots[i].stack = s;
         t->slots[i].bytes = bytes;
@@ -185,9 +183,40 @@ static struct slot *find(struct table *t, uintptr_t key)
     }
 }
 
+/* Odd while a removal moves entries back (under the lock), bumped again after: a free that
+ * looked its block up meanwhile without the lock may have missed it, and looks again with it.
+ * An entry moves by a release store of its key after the first bump, so a lookup that read
+ * a moved key (acquire) reads the bump too. */
+static uint64_t moving;
+
+/* Empty slot i of t, moving back the entries after it that would be cut off from their home
+ * slot by the gap (t->live is the caller's). */
+static void remove_at(struct table *t, size_t i)
+{
+    fa_atomic_store_relaxed(&moving, moving + 1);
+    for (size_t j = (i + 1) & t->mask;; j = (j + 1) & t->mask) {
+        uintptr_t key = t->slots[j].key;
+        if (!key)
+            break;
+        size_t home = slot_of(key, t->mask);
+        /* The entry at j stays if its home lies in (i, j], cyclically. */
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        t->slots[i].stack = t->slots[j].stack;
+        t->slots[i].bytes = t->slots[j].bytes;
+        t->slots[i].granted = t->slots[j].granted;
+        fa_atomic_store_release(&t->slots[i].key, key);
+        i = j;
+    }
+    fa_atomic_store_release(&t->slots[i].key, (uintptr_t)0);
+    fa_atomic_store_release(&moving, moving + 1);
+}
+
 bool _fa_profile_forget(const void *p)
 {
-    if (!find(fa_atomic_load_acquire(&table), (uintptr_t)p))
+    uint64_t before = fa_atomic_load_acquire(&moving);
+    if (!(before & 1) && !find(fa_atomic_load_acquire(&table), (uintptr_t)p) &&
+        fa_atomic_load_acquire(&moving) == before)
         return false;
     fa_mutex_lock(&_fa_profile_lock);
     struct slot *slot = find(table, (uintptr_t)p);
@@ -201,7 +230,7 @@ bool _fa_profile_forget(const void *p)
         live_estimate -= _fa_profile_weight(slot->bytes);
         if (live_estimate < 0)
             live_estimate = 0;
-        fa_atomic_store_relaxed(&slot->key, FA_PROFILE_REMOVED);
+        remove_at(table, (size_t)(slot - table->slots));
         table->live--;
     }
     fa_mutex_unlock(&_fa_profile_lock);
