@@ -21,8 +21,8 @@ const char *_fa_os_unwinder_load(void)
 #define FA_STEPS_PROBE 16
 #define FA_STEP_CLAIMED ((uintptr_t)1)
 
-/* 16 bytes. Written once: `step` first, then `ip` with release, so a reader that sees the ip (acquire)
- * sees its step. A slot being written holds FA_STEP_CLAIMED. */
+/* 16 bytes, written once: `step` first, then `ip` with release, so that a reader that sees
+ * the ip (acquire) sees its step. A slot being written holds FA_STEP_CLAIMED. */
 struct step_slot {
     uintptr_t ip;
     struct fa_os_frame_step step;
