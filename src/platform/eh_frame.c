@@ -2,9 +2,9 @@
  * carries (.eh_frame, found through .eh_frame_hdr), for the heap profiler's stacks
  * (stack_walk.c): on x86-64 the return address sits just below the frame's CFA, the CFA is
  * rsp or rbp plus a constant, and the caller's rbp is unchanged or saved at a constant offset
- * from the CFA. Every function a compiler emits, with or without frame pointers, has that
- * shape at its calls; what has not (signal frames, realigned stacks described by DWARF
- * expressions) is answered FA_FRAME_UNKNOWN and ends the stack there.
+ * from the CFA. Compiled code has that shape at its calls, with or without frame pointers,
+ * but for rare frames (signal frames, stacks realigned and described by DWARF expressions):
+ * those are answered FA_FRAME_UNKNOWN, and the stack ends there.
  *
  * Nothing here allocates or takes a lock but the dynamic linker's, in dl_iterate_phdr: it runs
  * inside malloc. */
@@ -106,7 +106,6 @@ static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_
 struct fde_search {
     uintptr_t pc;
     const uint8_t *fde; /* found: its length field */
-    bool searched;      /* the object holding pc was found */
 };
 
 /* The sorted table of .eh_frame_hdr: pairs of (function start, FDE), each 4 bytes from the
@@ -150,7 +149,6 @@ static int find_fde(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!holds)
         return 0;
-    s->searched = true;
     if (eh)
         s->fde = fde_in_table((const uint8_t *)(info->dlpi_addr + eh->p_vaddr), s->pc);
     return 1;
@@ -391,7 +389,7 @@ struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip)
 {
     struct fa_os_frame_step unknown = {.kind = FA_FRAME_UNKNOWN};
     /* A return address is the instruction after the call: the call is one byte back. */
-    struct fde_search s = {ip - 1, NULL, false};
+    struct fde_search s = {ip - 1, NULL};
     dl_iterate_phdr(find_fde, &s);
     if (!s.fde)
         return unknown;
