@@ -214,8 +214,8 @@ static uintptr_t *caller_word(uintptr_t block, size_t room)
     return (uintptr_t *)(block + room - 16);
 }
 
-/* The checks read every canary and fill byte: ranges up to 16 bytes as two loads of eight
- * that may overlap; longer ones 64 bytes a step in 16-byte vectors (SSE2 on any x86-64, NEON
+/* The checks read every canary and fill byte: ranges under 16 bytes as two loads of eight
+ * that may overlap, up to 64 as two or four of sixteen; longer ones 64 bytes a step in 16-byte vectors (SSE2 on any x86-64, NEON
  * on aarch64), the differences or-ed into two accumulators kept in registers and tested once
  * at the end, the last 64 bytes read again from the range's end (overlapping) rather than in
  * a tail loop. Not a 32-byte vector type: without AVX the compiler keeps it on the stack, and
@@ -260,12 +260,15 @@ static inline __attribute__((always_inline)) bool all_bytes(const uint8_t *p, si
             diff |= p[i] ^ byte;
         return diff == 0;
     }
+    if (len < 16)
+        return ((load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern)) == 0;
     if (len >= 64)
         return all_bytes_long(p, len, pattern);
-    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
-    for (size_t i = 8; i + 8 < len; i += 8)
-        diff |= load8(p + i) ^ pattern;
-    return diff == 0;
+    fa_vec16 pat = {pattern, pattern};
+    fa_vec16 a = (load16(p) ^ pat) | (load16(p + len - 16) ^ pat);
+    if (len > 32)
+        a |= (load16(p + 16) ^ pat) | (load16(p + len - 32) ^ pat);
+    return (a[0] | a[1]) == 0;
 }
 
 void _fa_secure_canary_set(void *p, size_t len)
