@@ -45,7 +45,7 @@
  * blocks up to FA_FILL_WHOLE bytes (the class of a 4 KiB request with its trailer), the first
  * FA_FILL_SPAN bytes after the link and mark of bigger ones, or every block whole with
  * FITALLOC_SECURE_ZERO, whose point is that nothing of the old contents is left. The fill
- * (memset) and its check (all_bytes) cost in proportion to what they cover, and a longer span
+ * (set_bytes) and its check (all_bytes) cost in proportion to what they cover, and a longer span
  * over every bigger block would touch pages of it the program never does (docs/security.md
  * gives the measurements behind both bounds). So the pages of a large medium block that the
  * program never touches stay untouched (and out of its resident memory). */
