@@ -215,11 +215,11 @@ static uintptr_t *caller_word(uintptr_t block, size_t room)
 }
 
 /* The checks read every canary and fill byte: ranges under 16 bytes as two loads of eight
- * that may overlap, up to 64 as two or four of sixteen; longer ones 64 bytes a step in 16-byte vectors (SSE2 on any x86-64, NEON
- * on aarch64), the differences or-ed into two accumulators kept in registers and tested once
- * at the end, the last 64 bytes read again from the range's end (overlapping) rather than in
- * a tail loop. Not a 32-byte vector type: without AVX the compiler keeps it on the stack, and
- * each step waits for its own store (docs/security.md). */
+ * that may overlap, up to 64 as two or four of sixteen; longer ones 64 bytes a step in 16-byte
+ * vectors (SSE2 on any x86-64, NEON on aarch64), the differences or-ed into two accumulators
+ * kept in registers and tested once at the end, the last 64 bytes read again from the range's
+ * end (overlapping) rather than in a tail loop. Not a 32-byte vector type: without AVX the
+ * compiler keeps it on the stack, and each step waits for its own store (docs/security.md). */
 static inline uint64_t load8(const uint8_t *p)
 {
     uint64_t w;
