@@ -45,7 +45,7 @@
  * blocks up to FA_FILL_WHOLE bytes (the class of a 4 KiB request with its trailer), the first
  * FA_FILL_SPAN bytes after the link and mark of bigger ones, or every block whole with
  * FITALLOC_SECURE_ZERO, whose point is that nothing of the old contents is left. The fill
- * (memset) and its check (all_bytes) cost in proportion to what they cover, and a longer span
+ * (set_bytes) and its check (all_bytes) cost in proportion to what they cover, and a longer span
  * over every bigger block would touch pages of it the program never does (docs/security.md
  * gives the measurements behind both bounds). So the pages of a large medium block that the
  * program never touches stay untouched (and out of its resident memory). */
@@ -214,12 +214,12 @@ static uintptr_t *caller_word(uintptr_t block, size_t room)
     return (uintptr_t *)(block + room - 16);
 }
 
-/* The checks read every canary and fill byte: ranges up to 16 bytes as two loads of eight
- * that may overlap; longer ones 64 bytes a step in 16-byte vectors (SSE2 on any x86-64, NEON
- * on aarch64), the differences or-ed into two accumulators kept in registers and tested once
- * at the end, the last 64 bytes read again from the range's end (overlapping) rather than in
- * a tail loop. Not a 32-byte vector type: without AVX the compiler keeps it on the stack, and
- * each step waits for its own store (docs/security.md). */
+/* The checks read every canary and fill byte: ranges under 16 bytes as two loads of eight
+ * that may overlap, up to 64 as two or four of sixteen; longer ones 64 bytes a step in 16-byte
+ * vectors (SSE2 on any x86-64, NEON on aarch64), the differences or-ed into two accumulators
+ * kept in registers and tested once at the end, the last 64 bytes read again from the range's
+ * end (overlapping) rather than in a tail loop. Not a 32-byte vector type: without AVX the
+ * compiler keeps it on the stack, and each step waits for its own store (docs/security.md). */
 static inline uint64_t load8(const uint8_t *p)
 {
     uint64_t w;
@@ -260,12 +260,15 @@ static inline __attribute__((always_inline)) bool all_bytes(const uint8_t *p, si
             diff |= p[i] ^ byte;
         return diff == 0;
     }
+    if (len < 16)
+        return ((load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern)) == 0;
     if (len >= 64)
         return all_bytes_long(p, len, pattern);
-    uint64_t diff = (load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern);
-    for (size_t i = 8; i + 8 < len; i += 8)
-        diff |= load8(p + i) ^ pattern;
-    return diff == 0;
+    fa_vec16 pat = {pattern, pattern};
+    fa_vec16 a = (load16(p) ^ pat) | (load16(p + len - 16) ^ pat);
+    if (len > 32)
+        a |= (load16(p + 16) ^ pat) | (load16(p + len - 32) ^ pat);
+    return (a[0] | a[1]) == 0;
 }
 
 void _fa_secure_canary_set(void *p, size_t len)
@@ -278,23 +281,64 @@ bool _fa_secure_canary_intact(const void *p, size_t len)
     return all_bytes(p, len, canary_byte);
 }
 
-/* memset for the short ranges of small blocks, the same way round: no call for a few words. */
-static inline void set_bytes(uint8_t *p, size_t len, uint8_t byte)
+static inline void store8(uint8_t *p, uint64_t w)
+{
+    memcpy(p, &w, 8);
+}
+
+static inline void store16(uint8_t *p, fa_vec16 v)
+{
+    memcpy(p, &v, 16);
+}
+
+/* memset without a call (the library's own memset is the checked one, three jumps away), for
+ * the fills and canaries of small blocks: stores from both ends that may overlap, 16-byte
+ * vectors from 16 bytes up, 64 bytes a step past 64. The empty asm in the loop keeps the
+ * compiler from turning it back into a memset or a `rep stos`, slow to start on a few dozen
+ * bytes. Past 256 bytes the C library's memset is as quick, and its call a small part. */
+static inline __attribute__((always_inline)) void set_bytes(uint8_t *p, size_t len, uint8_t byte)
 {
     uint64_t pattern = 0x0101010101010101ull * byte;
-    if (len < 8) {
-        for (size_t i = 0; i < len; i++)
-            p[i] = byte;
+    if (len < 16) {
+        if (len >= 8) {
+            store8(p, pattern);
+            store8(p + len - 8, pattern);
+        } else if (len >= 4) {
+            memcpy(p, &pattern, 4);
+            memcpy(p + len - 4, &pattern, 4);
+        } else if (len) {
+            p[0] = p[len / 2] = p[len - 1] = byte;
+        }
+        return;
+    }
+    fa_vec16 v = {pattern, pattern};
+    if (len <= 32) {
+        store16(p, v);
+        store16(p + len - 16, v);
+        return;
+    }
+    if (len <= 64) {
+        store16(p, v);
+        store16(p + 16, v);
+        store16(p + len - 32, v);
+        store16(p + len - 16, v);
         return;
     }
     if (len > 256) {
         memset(p, byte, len);
         return;
     }
-    memcpy(p, &pattern, 8);
-    memcpy(p + len - 8, &pattern, 8);
-    for (size_t i = 8; i + 8 < len; i += 8)
-        memcpy(p + i, &pattern, 8);
+    for (size_t i = 0; i + 64 <= len; i += 64) {
+        store16(p + i, v);
+        store16(p + i + 16, v);
+        store16(p + i + 32, v);
+        store16(p + i + 48, v);
+        __asm__ volatile("" ::: "memory");
+    }
+    store16(p + len - 64, v);
+    store16(p + len - 48, v);
+    store16(p + len - 32, v);
+    store16(p + len - 16, v);
 }
 
 /* A big block (one of a big page: 128 to 512 KiB) ends in a guard page (secure_guard.c), and
@@ -345,7 +389,7 @@ static inline size_t tail_start(size_t n, size_t d)
 }
 
 /* Both canaries of a request of n bytes in a block of d. */
-static inline void canaries_set(uintptr_t b, size_t n, size_t d)
+static inline __attribute__((always_inline)) void canaries_set(uintptr_t b, size_t n, size_t d)
 {
     set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
     size_t tail = tail_start(n, d);
@@ -700,7 +744,7 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
     struct shape shape = shape_of(page);
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
-        memset((void *)b, fill_byte, shape.fill_end);
+        set_bytes((uint8_t *)b, shape.fill_end, fill_byte);
         *caller_word(b, shape.room) = 0;
         *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0, 0, 0);
     }
