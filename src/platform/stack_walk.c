@@ -49,6 +49,10 @@ static struct fa_os_frame_step step_of(uintptr_t ip)
     return _fa_os_frame_step(ip);
 }
 
+/* The most a frame may span, its locals and arguments: a larger step is taken for a broken
+ * chain and ends the stack there. */
+#define FA_FRAME_MAX ((uintptr_t)1 << 20)
+
 /* The walk reads the return address and saved rbp of other functions' frames, which the
  * sanitizers would take for their locals. */
 __attribute__((noinline, no_sanitize_address, no_sanitize_thread)) size_t
@@ -70,8 +74,10 @@ _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated)
         if (step.kind != FA_FRAME_STEP)
             break;
         uintptr_t cfa = (step.cfa_on_rbp ? rbp : sp) + (uintptr_t)(intptr_t)step.cfa_offset;
-        /* The caller's frame lies above this one: anything else is a broken chain. */
-        if (cfa < sp + 8)
+        /* The caller's frame lies above this one, and not far: anything else is a broken
+         * chain (tables that do not describe the code), which must end the walk before it
+         * reads memory that may not be mapped. */
+        if (cfa < sp + 8 || cfa - sp > FA_FRAME_MAX)
             break;
         if (step.rbp_saved)
             rbp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)step.rbp_offset);
