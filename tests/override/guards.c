@@ -8,14 +8,19 @@
  *   guards fits                         the same block written only inside, then malloc: runs on
  *   guards freed <size> write|read|free write into, read or free again a freed block of <size>
  *                                       bytes: a big one (256 KiB) is inaccessible for a while
+ *   guards resident <size>              free a written block of <size> bytes and print how many of
+ *                                       its pages are still resident: none of a big one held
  *
  * Prints "block <address>" on stderr before the misuse; "not caught" on stdout if it ran on.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static char pattern[(1 << 20) + 64];
 
@@ -68,6 +73,21 @@ int main(int argc, char **argv)
             printf("read %d\n", ((volatile char *)p)[n / 2]);
         else
             free(p);
+    } else if (strcmp(argv[1], "resident") == 0 && argc == 3) {
+        size_t n = strtoul(argv[2], NULL, 10), page = (size_t)sysconf(_SC_PAGESIZE);
+        char *p = malloc(n);
+        memset(p, 0x22, n);
+        free(p);
+        /* The whole pages inside the block (its first one may hold a neighbour's bytes). */
+        char *from = (char *)(((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1));
+        size_t pages = (size_t)(p + n - from) / page, resident = 0;
+        unsigned char in_core[256];
+        if (pages > sizeof in_core || mincore(from, pages * page, in_core) != 0)
+            return 2;
+        for (size_t i = 0; i < pages; i++)
+            resident += in_core[i] & 1;
+        printf("resident %zu of %zu\n", resident, pages);
+        return 0;
     } else {
         return 2;
     }

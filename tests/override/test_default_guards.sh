@@ -4,7 +4,7 @@
 # that no page has handed out is inaccessible); a 1- or 32-byte write past the last block of a
 # fresh page is reported by the next malloc that provisions a block there; a freed 256 KiB block
 # (one of the first big blocks freed) faults when written or read, and a second free of it is
-# reported. Program: guards.c.
+# reported; its memory is given back while it is held (no page of it resident). Program: guards.c.
 source "$(dirname "$0")/common.sh"
 need_env FITALLOC_LIB CC
 make_workdir
@@ -49,6 +49,11 @@ expected="fitalloc: free(): double free of $block (262144-byte block)"
 [ "$status" -eq 134 ] && grep -qF "$expected" "$WORK/err" ||
     fail "a freed 256 KiB block freed again: status $status, stderr lacks \"$expected\":" \
         "$(cat "$WORK/err")"
+
+run resident 262144
+[ "$status" -eq 0 ] && grep -q "^resident 0 of 64" "$WORK/out" ||
+    fail "a freed 256 KiB block held: status $status, not all its pages given back:" \
+        "$(cat "$WORK/out" "$WORK/err")"
 
 run fits
 [ "$status" -eq 0 ] && grep -q "not caught" "$WORK/out" ||
