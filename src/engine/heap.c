@@ -150,9 +150,9 @@ static bool owner_freed_into(const fa_page_t *page)
  * its own thread: those frees then serve whichever thread allocates in its class next, instead
  * of waiting for this one. A page only its own thread frees stays, so that a single thread's
  * frees stay local; so does a page only other threads free, a producer's: its consumers bring
- * every block back, and the producer, which allocates in the class, takes the page back at
- * their notice, where pooled it went to another thread and the producer took a page that was
- * not in its cache. Slow pages stay too (secure mode, tracing). */
+ * every block back, and the producer, still allocating in the class, takes the page back at
+ * their notice, where the pool would pass it through the lock to whichever thread came next
+ * (record 080). Slow pages stay too (secure mode, tracing). */
 static bool shared_when_full(const fa_page_t *page)
 {
     return fa_option(page_pool) && page->xcollected != 0 && owner_freed_into(page) && !page->slow &&
