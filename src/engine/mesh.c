@@ -5,25 +5,24 @@
  * live in both. The pass takes, class by class and frame by frame, the frames (or groups of
  * frames already sharing a page) that hold live bytes, fullest first, and merges each into the
  * first one before it, within a window, whose live blocks it does not overlap (first fit
- * decreasing). A merge:
- *   1. the virtual frames whose bytes are copied are frozen (platform/freeze.c): a writer
- *      there, a thread or the kernel in a system call (a read into a block), waits in the
- *      kernel; with mprotect instead, the kernel's write would fail with EFAULT. A process
- *      that may not freeze merges nothing (merging_ready);
- *   2. the first side's physical page is a page of the memory file (copied there through the
- *      mesher's window onto the file if it was still private memory), and the second side's
- *      live bytes are copied into it at their offsets;
- *   3. each virtual frame of both sides is mapped onto that file page, read/write (the mapping
- *      replaces the read-only one, and the private page it held goes back to the OS);
- *   4. the writers waiting wake (every few merges), and find the new mapping.
+ * decreasing). The merges of a class are decided first, then carried out page by page (see
+ * "batches"):
+ *   1. the virtual frames whose bytes are copied (the frames that join another group) are
+ *      frozen (platform/freeze.c): a writer there, a thread or the kernel in a system call (a
+ *      read into a block), waits in the kernel; with mprotect instead, the kernel's write would
+ *      fail with EFAULT. A process that may not freeze merges nothing (merging_ready);
+ *   2. each frame's live bytes are copied into its group's page of the memory file;
+ *   3. the frames are mapped onto those file pages, read/write (the mapping replaces the
+ *      frozen one, and the private page it held goes back to the OS);
+ *   4. the writers waiting wake (every few pages), and find the new mapping.
  * A merge saves one physical page. Frames of a detached page that hold no live byte go back to
  * the OS without a merge (madvise), and come back as fresh zero pages when the page is used
  * again. Only what is meshed lives in the file: programs that never mesh keep anonymous
  * memory and pay nothing.
  *
- * Costs and limits: each merge is a few system calls (one to freeze each frame copied, plus
- * one registration per page, an mmap for each frame mapped; a read of the writers waiting
- * every few merges);
+ * Costs and limits: each merge is a few system calls (a freeze and an mmap for each run of a
+ * page's frames moved in a batch, a registration per page; a read of the writers waiting
+ * every few pages);
  * each virtual frame mapped onto the file may be a kernel mapping of its own, so the shared
  * frames are kept below half of vm.max_map_count; a pass makes at most FA_MESH_MERGES_PER_PASS
  * merges and tries only pairs with a page that changed since the last pass through its class.
@@ -48,7 +47,8 @@
 #define FA_MESH_MAX_MEMBERS 16
 #define FA_MESH_WINDOW 256 /* a frame looks for a partner among the next 256 */
 #define FA_MESH_MERGES_PER_PASS 2048
-#define FA_MESH_WAKE_EVERY 16 /* merges */
+#define FA_MESH_WAKE_EVERY 16 /* pages whose frames were mapped anew */
+#define FA_MESH_BATCH 1024    /* pages with frames to move, at most, in a batch */
 #define FA_MESH_UNITS 4096    /* frames (or groups) looked at per class and frame index */
 #define FA_MESH_FRAME_SLOTS (FA_MESH_FRAME / FA_ALIGN + 1) /* most slots a frame touches */
 #define FA_MESH_MASK_WORDS ((FA_MESH_FRAME_SLOTS + 63) / 64)
@@ -205,13 +205,25 @@ static void group_free(fa_mesh_group_t *g)
     groups_free = g;
 }
 
-static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
+/* ---- batches: a pass's merges are decided first, then carried out page by page ----
+ *
+ * A merge only changes the records at once: its frames joining another group are marked
+ * moving, and the groups it empties wait. Then each page with moving frames is frozen, copied
+ * and mapped in runs: one freeze and one mmap for neighbouring frames (the placement above puts
+ * a page's neighbouring frames on neighbouring file pages where it can), rather than one of
+ * each a frame. Each frame copies its own page's live bytes from where it is mapped still, so
+ * the copies of one group's members may come in any order; a frame mapped onto its new group
+ * writes only its own blocks there. The groups emptied go last, once no frame maps them. */
+static fa_mesh_page_t *batch[FA_MESH_BATCH] FA_BSS_APART;
+static size_t batch_pages;
+static fa_mesh_group_t *batch_emptied;
+
+static void join(fa_mesh_frame_t *f, fa_mesh_group_t *g)
 {
-    if (!_fa_os_map_shared_at((void *)fa_mesh_frame_address(f), FA_MESH_FRAME, file, g->offset))
-        _fa_fatal("fitalloc: meshing could not map a page of its memory file at %p\n",
-                  (void *)fa_mesh_frame_address(f));
-    f->rec->dont_fork = false;
-    f->rec->prepared &= ~(1u << (f - f->rec->frames));
+    fa_mesh_page_t *rec = f->rec;
+    if (!rec->moving)
+        batch[batch_pages++] = rec;
+    rec->moving |= 1u << f->index;
     if (!f->group) {
         f->rec->shared++;
         shared_frames++;
@@ -227,47 +239,33 @@ static void map_onto(fa_mesh_frame_t *f, fa_mesh_group_t *g)
     for (fa_mesh_frame_t *m = (unit)->group ? (unit)->group->first : (unit); m;                    \
          m = (unit)->group ? m->next : NULL)
 
-/* A unit's frames frozen so far writable again: those before `until` (NULL: all). */
-static void thaw(fa_mesh_frame_t *unit, const fa_mesh_frame_t *until)
-{
-    FOR_MEMBERS(m, unit)
-    {
-        if (m == until)
-            break;
-        if (!_fa_os_thaw((void *)fa_mesh_frame_address(m), FA_MESH_FRAME))
-            _fa_fatal("fitalloc: meshing could not thaw %p\n", (void *)fa_mesh_frame_address(m));
-    }
-}
-
-/* One frame frozen. Its whole page is registered at its first freeze, as a page's frames tend
- * to be merged one after another: a registration per frame was half the freezing's system
- * calls and split the kernel's mapping at every frame. A page that cannot be registered whole
- * (a part of it held by the program's own userfaultfd) registers frame by frame. */
-static bool freeze_frame(fa_mesh_frame_t *m)
+/* A frame registered for freezing (platform/freeze.c): its whole page at its first merge, as a
+ * page's frames tend to be merged together (a registration per frame split the kernel's
+ * mapping at every frame). A page that cannot be registered whole (a part of it held by the
+ * program's own userfaultfd) registers frame by frame; false if the frame cannot be. */
+static bool prepare(fa_mesh_frame_t *m)
 {
     fa_mesh_page_t *rec = m->rec;
-    void *frame = (void *)fa_mesh_frame_address(m);
-    if (!(rec->prepared >> (m - rec->frames) & 1)) {
-        size_t frames = fa_mesh_frame_count(rec->page);
-        if (!_fa_os_freeze_prepare((void *)fa_mesh_frame_address(&rec->frames[0]),
-                                   frames * FA_MESH_FRAME))
-            return _fa_os_freeze(frame, FA_MESH_FRAME);
+    if (rec->prepared >> m->index & 1)
+        return true;
+    size_t frames = fa_mesh_frame_count(rec->page);
+    if (_fa_os_freeze_prepare((void *)rec->page->start, frames * FA_MESH_FRAME)) {
         rec->prepared = (uint32_t)(((uint64_t)1 << frames) - 1);
+        return true;
     }
-    return _fa_os_freeze_prepared(frame, FA_MESH_FRAME);
+    if (!_fa_os_freeze_prepare((void *)fa_mesh_frame_address(m), FA_MESH_FRAME))
+        return false;
+    rec->prepared |= 1u << m->index;
+    return true;
 }
 
-/* Hold a unit's frames still while their bytes are copied: a writer there, a thread or the
- * kernel in a system call, waits until the frame is mapped anew (platform/freeze.c). false,
- * with none frozen, if one cannot be (the program's own userfaultfd holds its range). */
-static bool freeze(fa_mesh_frame_t *unit)
+/* Whether every frame of a unit can be frozen when its batch moves it. */
+static bool prepare_unit(fa_mesh_frame_t *unit)
 {
     FOR_MEMBERS(m, unit)
     {
-        if (!freeze_frame(m)) {
-            thaw(unit, m);
+        if (!prepare(m))
             return false;
-        }
     }
     return true;
 }
@@ -362,8 +360,71 @@ static void copy_live(uintptr_t from, size_t offset, const fa_page_t *page, size
     }
 }
 
+/* A page's moving frames: frozen, their live bytes copied to their new group's file page, and
+ * mapped onto it, a run of neighbouring frames (on neighbouring file pages) in one call each. */
+static void batch_page(fa_mesh_page_t *rec)
+{
+    uint32_t moving = rec->moving;
+    fa_page_t *page = rec->page;
+    rec->moving = 0;
+    for (size_t k = 0, run; k < FA_MESH_FRAMES; k += run + 1) {
+        for (run = 0; k + run < FA_MESH_FRAMES && moving >> (k + run) & 1;)
+            run++;
+        if (run && !_fa_os_freeze_prepared((void *)fa_mesh_frame_address(&rec->frames[k]),
+                                           run * FA_MESH_FRAME))
+            _fa_fatal("fitalloc: meshing could not freeze %p\n",
+                      (void *)fa_mesh_frame_address(&rec->frames[k]));
+    }
+    for (size_t k = 0; k < FA_MESH_FRAMES; k++) {
+        if (!(moving >> k & 1))
+            continue;
+        size_t first, count;
+        uint64_t mask[FA_MESH_MASK_WORDS] = {0};
+        frame_slots(page->block_size, k, &first, &count);
+        live_bits(rec, first, count, mask);
+        copy_live(fa_mesh_frame_address(&rec->frames[k]), rec->frames[k].group->offset, page, k,
+                  first, mask, count);
+    }
+    if (_fa_mesh_test_window_hook)
+        _fa_mesh_test_window_hook();
+    for (size_t k = 0, run; k < FA_MESH_FRAMES; k += run) {
+        if (!(moving >> k & 1)) {
+            run = 1;
+            continue;
+        }
+        size_t offset = rec->frames[k].group->offset;
+        for (run = 1; k + run < FA_MESH_FRAMES && moving >> (k + run) & 1 &&
+                      rec->frames[k + run].group->offset == offset + run * FA_MESH_FRAME;)
+            run++;
+        void *at = (void *)fa_mesh_frame_address(&rec->frames[k]);
+        if (!_fa_os_map_shared_at(at, run * FA_MESH_FRAME, file, offset))
+            _fa_fatal("fitalloc: meshing could not map a page of its memory file at %p\n", at);
+    }
+    /* The new mappings carry no registration, and the child of a fork would inherit them. */
+    rec->prepared &= ~moving;
+    rec->dont_fork = false;
+}
+
+/* The batch's pages moved, then the groups it emptied freed. The writers that waited on frames
+ * mapped anew are woken every few pages rather than after each: the look for them is a system
+ * call, and finds none nearly always. */
+static void batch_run(void)
+{
+    for (size_t i = 0; i < batch_pages; i++) {
+        batch_page(batch[i]);
+        if ((i + 1) % FA_MESH_WAKE_EVERY == 0 || i + 1 == batch_pages)
+            _fa_os_freeze_wake_replaced();
+    }
+    batch_pages = 0;
+    while (batch_emptied) {
+        fa_mesh_group_t *g = batch_emptied;
+        batch_emptied = g->next;
+        group_free(g);
+    }
+}
+
 /* Put unit b's frame on a's physical page (or both on a new one). false: nothing changed. */
-static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, size_t count)
+static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k)
 {
     /* b's frames are the ones frozen and mapped anew: b is the side with fewer members (a
      * private frame before a group; of two groups, the smaller one moves). */
@@ -372,32 +433,17 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
         a = b;
         b = t;
     }
-    /* Only what is copied must hold still: a group's page stays writable, as the bytes copied
-     * into it are not its members' live ones. */
+    /* Only the frames that move are copied and must hold still: a group's page stays
+     * writable, as the bytes copied into it are not its members' live ones. */
     bool fresh = !a->unit->group;
-    if (fresh && !freeze(a->unit))
+    if ((fresh && !prepare_unit(a->unit)) || !prepare_unit(b->unit))
         return false;
-    if (!freeze(b->unit)) {
-        if (fresh)
-            thaw(a->unit, NULL);
-        return false;
-    }
     size_t want = a->want != FA_MESH_NO_REGION && slot_free(a->want) ? a->want : b->want;
     fa_mesh_group_t *g = fresh ? group_new(a->unit->rec, k, want) : a->unit->group;
-    if (!g) {
-        if (fresh)
-            thaw(a->unit, NULL);
-        thaw(b->unit, NULL);
+    if (!g)
         return false;
-    }
-    const fa_page_t *page = a->unit->rec->page;
-    if (fresh) {
-        memcpy(window + g->offset, (const void *)fa_mesh_frame_address(a->unit), FA_MESH_FRAME);
-        map_onto(a->unit, g);
-    }
-    copy_live(fa_mesh_frame_address(b->unit), g->offset, page, k, first, b->mask, count);
-    if (_fa_mesh_test_window_hook)
-        _fa_mesh_test_window_hook();
+    if (fresh)
+        join(a->unit, g);
     fa_mesh_group_t *old = b->unit->group;
     fa_mesh_frame_t *m = old ? old->first : b->unit;
     while (m) {
@@ -407,11 +453,13 @@ static bool merge(fa_mesh_unit_t *a, fa_mesh_unit_t *b, size_t k, size_t first, 
             m->rec->shared--;
             shared_frames--;
         }
-        map_onto(m, g);
+        join(m, g);
         m = next;
     }
-    if (old)
-        group_free(old);
+    if (old) { /* freed once no frame maps it */
+        old->next = batch_emptied;
+        batch_emptied = old;
+    }
     a->unit = g->first;
     a->members = g->members;
     for (size_t w = 0; w < FA_MESH_MASK_WORDS; w++)
@@ -563,16 +611,12 @@ static size_t mesh_frames(fa_mesh_page_t *list, size_t k, size_t budget)
                     shared_frames + (long)b->members + 1 > shared_limit ||
                     !disjoint(a->mask, b->mask))
                     continue;
-                /* The writers that waited on frames mapped anew are woken every few merges
-                 * rather than after each: the look for them is a system call, and finds none
-                 * nearly always. */
-                if (merge(a, b, k, first, count) && ++merges % FA_MESH_WAKE_EVERY == 0)
-                    _fa_os_freeze_wake_replaced();
+                if (batch_pages + b->members + 1 > FA_MESH_BATCH)
+                    batch_run();
+                merges += merge(a, b, k);
             }
         }
     }
-    if (merges % FA_MESH_WAKE_EVERY)
-        _fa_os_freeze_wake_replaced();
     return merges;
 }
 
@@ -634,6 +678,7 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
                 continue;
             for (size_t k = 0; k < FA_MESH_FRAMES && budget; k++)
                 budget -= mesh_frames(list, k, budget);
+            batch_run();
             /* Done with the class (a pass cut short by its budget goes on where it was). */
             for (fa_mesh_page_t *rec = list; rec && budget; rec = rec->next)
                 rec->changed = false;

@@ -59,6 +59,9 @@ typedef struct fa_mesh_page_s {
     /* Bit k: frame k is registered for freezing (platform/freeze.c) until mapped anew; the
      * whole page is registered at once, at the first merge that freezes one of its frames. */
     uint32_t prepared;
+    /* Bit k: frame k joined another group in this batch of the pass and is still to be frozen,
+     * copied and mapped onto it (mesh.c, "batches"). */
+    uint32_t moving;
     /* The page's region of the memory file (mesh.c), where the groups its frames start go,
      * frame k at region + k pages; FA_MESH_NO_REGION until its first. */
     size_t region;

@@ -110,7 +110,7 @@ bool _fa_mesh_detach(fa_page_t *page)
     page->local = FA_LIST_END;
     page->fresh = 0; /* its frames may come to hold another page's blocks, past its capacity */
     rec->page = page;
-    rec->shared = rec->returned = rec->prepared = 0;
+    rec->shared = rec->returned = rec->prepared = rec->moving = 0;
     rec->region = FA_MESH_NO_REGION;
     rec->changed = true;
     for (size_t k = 0; k < FA_MESH_FRAMES; k++)
