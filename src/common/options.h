@@ -17,8 +17,8 @@
     X(segment_cache, "SEGMENT_CACHE", FA_OPT_COUNT, 8, 0, "empty 4 MiB segments kept for reuse")   \
     X(parked_heaps, "PARKED_HEAPS", FA_OPT_COUNT, 16, 0,                                           \
       "heaps of exited threads kept whole for the next threads (0: give their pages away)")        \
-    X(page_pool, "PAGE_POOL", FA_OPT_BOOL, 0, 0,                                                   \
-      "full pages other threads free into go to a pool any thread takes pages from")               \
+    X(page_pool, "PAGE_POOL", FA_OPT_BOOL, 1, 0,                                                   \
+      "full pages their own and other threads free into go to a pool any thread takes from")       \
     X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 64 << 20, 0,                                        \
       "bytes of freed large blocks kept mapped for reuse")                                         \
     X(huge_pages, "HUGE_PAGES", FA_OPT_BOOL, 0, 0,                                                 \

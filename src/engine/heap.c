@@ -137,15 +137,26 @@ static void release_page(fa_heap_t *heap, fa_page_t *page)
     }
 }
 
+/* Whether the page's own heap freed any of its blocks since the page was set up. The page is
+ * full: every block put on `free` was handed out, and of those, the ones not out now came
+ * back, by the owner's frees or by the remote ones it collected. */
+static bool owner_freed_into(const fa_page_t *page)
+{
+    return page->placed > (uint64_t)page->used + page->xcollected;
+}
+
 /* With FITALLOC_PAGE_POOL=1, a small page that fills up goes to the page pool rather than to
- * the full list when other threads free its blocks (it has collected remote frees): those
- * frees then serve whichever thread allocates in its class next, instead of waiting for this
- * one. A page only its own thread frees stays, so that a single thread's frees stay local.
- * Slow pages stay too (secure mode, tracing). */
+ * the full list when other threads free its blocks (it has collected remote frees) and so does
+ * its own thread: those frees then serve whichever thread allocates in its class next, instead
+ * of waiting for this one. A page only its own thread frees stays, so that a single thread's
+ * frees stay local; so does a page only other threads free, a producer's: its consumers bring
+ * every block back, and the producer, still allocating in the class, takes the page back at
+ * their notice, where the pool would pass it through the lock to whichever thread came next
+ * (record 080). Slow pages stay too (secure mode, tracing). */
 static bool shared_when_full(const fa_page_t *page)
 {
-    return fa_option(page_pool) && page->xcollected != 0 && !page->slow && !page->prof_slow &&
-           page->bin < FA_SMALL_BINS;
+    return fa_option(page_pool) && page->xcollected != 0 && owner_freed_into(page) && !page->slow &&
+           !page->prof_slow && page->bin < FA_SMALL_BINS;
 }
 
 /* Owner side of the full-page protocol. Publishing FA_OWNER_FULL and then reading xfree, both

@@ -2,8 +2,9 @@
  * opens a new one (docs/design.md, "Pages shared between threads"). Two kinds of pages:
  *
  *   - pooled pages, one list per size class: pages with live blocks, given up by the heap
- *     holding them when they filled up after taking remote frees, or when that heap stopped
- *     allocating in their class (heap.c: move_to_full, hand_over_idle_class, abandon_page);
+ *     holding them when they filled up after taking remote frees and frees of its own, or
+ *     when that heap stopped allocating in their class (heap.c: shared_when_full,
+ *     hand_over_idle_class, abandon_page);
  *   - emptied pages, one list for all small classes: pooled pages whose last block came back,
  *     and migrants emptied in a heap. Any heap sets one up for the class it needs. Given back to
  *     its segment, such a page would serve only the segment's owner, which may need no page

@@ -9,7 +9,8 @@
  * threads' heaps are collected no page holds a block of the class (none lost on a remote list
  * nobody collects), and the heap checker passes on every thread as pages come and go. Run
  * with the default FITALLOC_PAGE_POOL, then with the other setting (off: no page changes hands;
- * on: pages must have changed hands), on with meshing, and on for an idle owner (below). */
+ * on: pages must have changed hands), on with meshing, on for an idle owner and on for a
+ * producer whose pages stay with it (below). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -330,10 +331,65 @@ static void run_idle_owner(void)
            IDLE_HELD);
 }
 
+/* A producer's pages stay with it: one thread allocates batches in a class of its own and
+ * another frees every block of them, so that the producer's pages fill up having collected
+ * remote frees but none of its own. They go to its full list, not to the pool, and come back
+ * to it at the consumer's frees: no page is given to the pool. */
+#define PRODUCER_SIZE 336 /* a class of its own (321-336 bytes) */
+#define PRODUCER_BATCH 256
+#define PRODUCER_ROUNDS 200
+static void *batches[2][PRODUCER_BATCH];
+static atomic_int produced, consumed; /* batches */
+
+static void *producer(void *arg)
+{
+    (void)arg;
+    for (int round = 0; round < PRODUCER_ROUNDS; round++) {
+        while (round - atomic_load(&consumed) == 2)
+            sched_yield();
+        for (int i = 0; i < PRODUCER_BATCH; i++) {
+            batches[round % 2][i] = fa_malloc(PRODUCER_SIZE);
+            CHECK(batches[round % 2][i] != NULL);
+        }
+        atomic_store(&produced, round + 1);
+    }
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    (void)arg;
+    for (int round = 0; round < PRODUCER_ROUNDS; round++) {
+        while (atomic_load(&produced) == round)
+            sched_yield();
+        for (int i = 0; i < PRODUCER_BATCH; i++)
+            fa_free(batches[round % 2][i]);
+        atomic_store(&consumed, round + 1);
+    }
+    return NULL;
+}
+
+static void run_producer(void)
+{
+    pthread_t th[2];
+    CHECK_EQ(pthread_create(&th[0], NULL, producer, NULL), 0);
+    CHECK_EQ(pthread_create(&th[1], NULL, consumer, NULL), 0);
+    for (int t = 0; t < 2; t++)
+        CHECK_EQ(pthread_join(th[t], NULL), 0);
+    uint64_t puts = __atomic_load_n(&_fa_page_pool_puts, __ATOMIC_RELAXED);
+    CHECK_MSG(puts == 0, "%llu of the producer's pages went to the pool", (unsigned long long)puts);
+    printf("page_pool producer: ok, %d batches of %d blocks, no page pooled\n", PRODUCER_ROUNDS,
+           PRODUCER_BATCH);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--idle") == 0) {
         run_idle_owner();
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--producer") == 0) {
+        run_producer();
         return 0;
     }
     bool on = fa_option_get("page_pool") == 1;
@@ -353,6 +409,9 @@ int main(int argc, char **argv)
         const char *idle_env[] = {"FITALLOC_PAGE_POOL=1", "FITALLOC_PURGE_DELAY=5", NULL};
         char *idle_args[] = {argv[0], (char *)"--idle", NULL};
         fa_test_rerun("FITALLOC_PAGE_POOL=1, an idle owner", idle_env, idle_args);
+        const char *producer_env[] = {"FITALLOC_PAGE_POOL=1", NULL};
+        char *producer_args[] = {argv[0], (char *)"--producer", NULL};
+        fa_test_rerun("FITALLOC_PAGE_POOL=1, a producer", producer_env, producer_args);
     }
     return 0;
 }

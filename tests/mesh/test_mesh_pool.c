@@ -1,8 +1,8 @@
 /* ctest labels: threads */
 /* Meshing takes pages that changed owner (FITALLOC_MESH=1 with FITALLOC_PAGE_POOL=1). Two
- * threads allocate 64-byte blocks in rounds and each frees half of the other's every round, so
- * that their pages collect remote frees, fill up, go to the page pool and are taken from it:
- * pages change owner. Then each frees a random 90 % of the blocks it still has, in pages it
+ * threads allocate 64-byte blocks in rounds and each frees half of the other's every round and
+ * one of its own, so that their pages collect remote and local frees, fill up, go to the page
+ * pool and are taken from it: pages change owner. Then each frees a random 90 % of the blocks it still has, in pages it
  * holds, the other holds or the pool holds, and the mesher must merge frames of pages that
  * changed owner (it took none before: record 051). Every block keeps its pattern through it all,
  * and once all are freed no page holds a block of the class and nothing stays detached or
@@ -37,7 +37,8 @@ static void check_and_free(size_t t, size_t i)
 static void *worker(void *arg)
 {
     size_t t = (size_t)(uintptr_t)arg;
-    /* Rounds: the other thread frees the odd blocks of each of ours, remotely. */
+    /* Rounds: the other thread frees the odd blocks of each of ours, remotely, and we free the
+     * first (a page only other threads free is a producer's, which stays with it: heap.c). */
     for (size_t r = 0; r < ROUNDS; r++) {
         for (size_t i = r * PER_ROUND; i < (r + 1) * PER_ROUND; i++) {
             mine[t][i] = fa_malloc(BLOCK);
@@ -47,6 +48,7 @@ static void *worker(void *arg)
         pthread_barrier_wait(&pair);
         for (size_t i = r * PER_ROUND + 1; i < (r + 1) * PER_ROUND; i += 2)
             check_and_free(1 - t, i);
+        check_and_free(t, r * PER_ROUND);
         pthread_barrier_wait(&pair);
     }
     pthread_barrier_wait(&all);
