@@ -27,7 +27,11 @@ check_files() { # WHAT PID
     total=$(google-pprof --text "$WORK/sites" "$exit" 2>/dev/null | awk '/^Total:/ { print $2 }')
     leak=$(site_mib "$WORK/sites" "$exit" leak_pages)
     within "$leak" 4 25 || fail "$what: exit leak_pages $leak MiB, not 4 within 25 %"
-    [[ $leak == "$total" ]] || fail "$what: the exit profile holds $total MiB, the leak $leak"
+    # The leak alone, but for one stray sample (16 KiB, shown as 0.1 MiB when the total's
+    # rounding and the leak's differ) of a block the C library keeps to the end, such as a
+    # thread's TLS block in its cache of stacks.
+    awk -v t="$total" -v l="$leak" 'BEGIN { exit !(t - l <= 0.1 + 1e-9) }' ||
+        fail "$what: the exit profile holds $total MiB, the leak $leak"
     echo "$what: peak 64 MiB site $large, 8 MiB site $small; exit leak $leak MiB"
 }
 
