@@ -3,9 +3,9 @@
 # with little churn): the library's own profiles at the peak name hold_big_blocks,
 # hold_small_blocks and leak_pages, in that order, within 15 %, 25 % and 25 % of their 64, 8
 # and 4 MiB (a sample every 16 KiB: 256 samples for the smallest, so 25 % is 4 standard
-# deviations); the exit profile names the leak alone; the flame graph is written; the lab gives
-# the same sites, and under the buddy system the bytes it grants beyond the live ones by site;
-# the status is the program's.
+# deviations); the exit profile names the leak (and at most two stray samples); the flame graph
+# is written; the lab gives the same sites, and under the buddy system the bytes it grants
+# beyond the live ones by site; the status is the program's.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 need_interposition
 need_matplotlib
@@ -28,7 +28,10 @@ want = [("hold_big_blocks", 64, 0.15), ("hold_small_blocks", 8, 0.25), ("leak_pa
 assert [n for n, _ in peak[:3]] == [w[0] for w in want], f"{sys.argv[3]}: peak sites {peak}"
 for (name, got), (_, mib, tol) in zip(peak, want):
     assert abs(got / (mib << 20) - 1) <= tol, f"{sys.argv[3]}: {name} {got / (1 << 20):.2f} MiB"
-assert [n for n, _ in leaks] == ["leak_pages"], f"{sys.argv[3]}: exit sites {leaks}"
+# The leak first, and alone but for a stray sample or two (16 KiB each) of blocks the C
+# library keeps to the end, such as the buffer of dlerror that a dlsym at start leaves.
+assert leaks and leaks[0][0] == "leak_pages", f"{sys.argv[3]}: exit sites {leaks}"
+assert sum(b for _, b in leaks[1:]) <= 32 << 10, f"{sys.argv[3]}: exit sites {leaks}"
 assert abs(leaks[0][1] / (4 << 20) - 1) <= 0.25, f"{sys.argv[3]}: leak {leaks[0][1]}"
 PY
 }
