@@ -10,23 +10,24 @@
  * finds no memory still has the mesher release the pages they emptied, _fa_mesh_reclaim); a
  * pass whose credit runs out stops merging at its next size class.
  *
- * The bound is there to leave the program its CPU: while the program's threads are at rest
- * (under FA_MESH_REST_PERCENT of one core over the last window) the mesher takes nothing from
- * them, and its pass is free. Else a program that frees much and then waits (a cache loaded,
- * then serving rarely) would earn no credit and keep its memory (record 098). */
+ * The bound is there to leave the program its CPU while its heap churns. A heap at rest (no
+ * page detached or released over the last window of FA_MESH_REST_WINDOW_NS or more) costs the
+ * program nothing to mesh, and its passes are free: else a program that frees much and then
+ * waits (a cache loaded, then serving rarely) would earn no credit and keep its memory (record
+ * 098). Rest is judged by the heap, not by the program's CPU: on a loaded machine a busy
+ * server kept waiting for a core uses little CPU too. */
 #include "common/options.h"
 #include "engine/mesh.h"
+#include "platform/atomic.h"
 
 #define FA_MESH_BURST_NS ((int64_t)200 * 1000 * 1000)
-#define FA_MESH_REST_PERCENT 5
 #define FA_MESH_REST_WINDOW_NS ((uint64_t)100 * 1000 * 1000)
 
 static int64_t credit_ns = FA_MESH_BURST_NS;
 static uint64_t process_seen_ns; /* the process's CPU when credit was last earned */
 static uint64_t pass_start_ns;   /* the pass's thread CPU at its start; 0: no pass counted */
-static uint64_t mesher_ns;       /* CPU of every pass so far */
-static uint64_t program_seen_ns, wall_seen_ns; /* the others' CPU, the clock, a window's start */
-static bool at_rest;                           /* the program was at rest over the last window */
+static uint64_t detached_seen, window_ns; /* the detached pages, the clock, a window's start */
+static bool at_rest;                      /* no page detached or released over the last window */
 
 static bool credit_left(void)
 {
@@ -46,15 +47,13 @@ bool _fa_mesh_budget_pass_start(void)
 {
     if (!fa_option(mesh_cpu))
         return true;
-    uint64_t wall = _fa_os_now_ns(), process = _fa_os_process_cpu_ns();
-    uint64_t program = process > mesher_ns ? process - mesher_ns : 0;
-    /* Judged over FA_MESH_REST_WINDOW_NS at least: over a millisecond, a busy thread that the
-     * machine's load kept waiting would look at rest. */
-    if (wall - wall_seen_ns >= FA_MESH_REST_WINDOW_NS) {
-        at_rest = wall_seen_ns && program >= program_seen_ns &&
-                  (program - program_seen_ns) * 100 < (wall - wall_seen_ns) * FA_MESH_REST_PERCENT;
-        program_seen_ns = program;
-        wall_seen_ns = wall;
+    uint64_t wall = _fa_os_now_ns(), detached = fa_atomic_load_relaxed(&_fa_counters.mesh_detached);
+    if (wall - window_ns >= FA_MESH_REST_WINDOW_NS) {
+        at_rest = window_ns && detached == detached_seen;
+        detached_seen = detached;
+        window_ns = wall;
+    } else if (detached != detached_seen) {
+        at_rest = false;
     }
     if (!credit_left())
         return false;
@@ -80,9 +79,7 @@ void _fa_mesh_budget_pass_end(void)
 {
     if (!pass_start_ns)
         return;
-    uint64_t spent = _fa_os_thread_cpu_ns() - pass_start_ns;
-    mesher_ns += spent;
     if (!at_rest)
-        credit_ns -= (int64_t)spent;
+        credit_ns -= (int64_t)(_fa_os_thread_cpu_ns() - pass_start_ns);
     pass_start_ns = 0;
 }
