@@ -700,8 +700,8 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
     }
     fa_mutex_unlock(&_fa_mesh_lock);
     _fa_mesh_budget_pass_end();
-    /* A pass that used its whole budget has more to do: the next one comes at once, unless
-     * the mesher's CPU is spent (mesh_budget.c). */
+    /* A pass that made its most merges has more to do: the next one comes at once, unless the
+     * mesher's CPU is spent (mesh_budget.c). */
     next_pass = budget || !afford ? now + pause_ms() : now + 1;
     if (any)
         fa_purge_note_due(next, next_pass, now);
