@@ -670,7 +670,8 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
         fa_purge_note_due(next, next_pass, now);
         return;
     }
-    if (!_fa_mesh_budget_pass_start()) {
+    /* A pass the program asks for (fa_collect) is not refused for the budget. */
+    if (!force && !_fa_mesh_budget_pass_start()) {
         next_pass = now + pause_ms();
         fa_purge_note_due(next, next_pass, now);
         return;
