@@ -61,8 +61,8 @@ static bool hold(fa_page_t *page, void *p, bool all)
         /* Inaccessible before it is held: another thread's double free then finds it held.
          * The last FA_GUARD_SLOTS blocks give their memory back too, as glibc's unmapped
          * block's: no later block lets them go, so they stay held while the program makes new
-         * ones, which held resident they added to the peak. An earlier block goes within
-         * FA_GUARD_SLOTS frees, and given back it only faulted in again at its reuse. */
+         * blocks elsewhere, and resident they added to the peak. An earlier block goes within
+         * FA_GUARD_SLOTS frees; given back, it only faulted in again when reused. */
         _fa_os_protect(p, page->block_size);
         if (guard.taken >= FA_GUARD_BUDGET - FA_GUARD_SLOTS)
             _fa_os_purge(p, page->block_size);

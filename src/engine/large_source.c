@@ -114,9 +114,10 @@ fa_segment_t *_fa_large_map_new(size_t size, size_t base_align)
 }
 
 /* A cached mapping whose slack _fa_large_fit_mapping would trim, taken when the cache holds no
- * other: the chunks past the request's go back to the cache as a mapping of their own, pages
- * resident, instead of to the OS. A later bigger request takes them rather than grow a mapping
- * by fresh pages (which calloc populates); the cache holds no more than a moment before. */
+ * other: the chunks past the request's last go back to the cache as a mapping of their own,
+ * pages resident, instead of to the OS. A later bigger request takes them rather than grow a
+ * mapping by fresh pages (which calloc populates); the cache holds no more than a moment before.
+ */
 static void give_tail(fa_segment_t *seg, size_t size)
 {
     size_t cut = fa_align_up(size, FA_SEG_SIZE);
