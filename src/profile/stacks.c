@@ -75,6 +75,26 @@ static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
 #define FA_PROFILE_PEAK_STEP 200
 static double live_estimate, snapshot_estimate;
 
+/* The weight of a sample of `bytes` (under the lock). A program samples few sizes (its size
+ * classes), and each sample's weight is wanted twice, at its record and at its free: the last
+ * few are kept, as the exponential costs more than the rest of a record. */
+#define FA_PROFILE_WEIGHTS 64
+static struct {
+    uint64_t bytes, rate;
+    double weight;
+} weights[FA_PROFILE_WEIGHTS];
+
+static double weight_of(uint64_t bytes)
+{
+    size_t i = (size_t)((bytes >> 4) * 0x9e3779b97f4a7c15ull >> 58) % FA_PROFILE_WEIGHTS;
+    if (weights[i].bytes != bytes || weights[i].rate != _fa_profile_rate) {
+        weights[i].bytes = bytes;
+        weights[i].rate = _fa_profile_rate;
+        weights[i].weight = _fa_profile_weight(bytes);
+    }
+    return weights[i].weight;
+}
+
 static void snapshot(void)
 {
     for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next)
@@ -164,7 +184,7 @@ void _fa_profile_table_record(const void *p, uint64_t bytes, uint64_t granted,
         _fa_profile_granted_more |= granted > bytes;
         s->now.alloc_count++;
         s->now.alloc_bytes += bytes;
-        live_estimate += _fa_profile_weight(bytes);
+        live_estimate += weight_of(bytes);
     }
     fa_mutex_unlock(&_fa_profile_lock);
 }
@@ -227,7 +247,7 @@ bool _fa_profile_forget(const void *p)
         s->now.live_count--;
         s->now.live_bytes -= slot->bytes;
         s->now.live_granted -= slot->granted;
-        live_estimate -= _fa_profile_weight(slot->bytes);
+        live_estimate -= weight_of(slot->bytes);
         if (live_estimate < 0)
             live_estimate = 0;
         remove_at(table, (size_t)(slot - table->slots));
