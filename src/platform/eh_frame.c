@@ -167,7 +167,7 @@ static int object_file(const struct dl_phdr_info *info)
 
 /* The sorted table of .eh_frame_hdr: pairs of (function start, FDE), each 4 bytes from the
  * header's start, the encoding GNU ld and lld write; read in pieces of FA_HDR_PIECE pairs. */
-#define FA_HDR_PIECE 64
+#define FA_HDR_PIECE 32
 static uintptr_t fde_in_table(const struct object *o, uintptr_t hdr, uintptr_t pc)
 {
     uint8_t head[16];
@@ -435,19 +435,22 @@ static bool run(const uint8_t *p, const uint8_t *end, const struct cie *cie, uin
     return true;
 }
 
-/* The most bytes of an FDE or a CIE read: longer ones (a few large functions) are read
- * through the mapping. */
-#define FA_ENTRY_MAX 1024
+/* The most bytes of an FDE or a CIE read from the file; longer ones are read through the
+ * mapping (libc's longest FDE is 192 bytes, libstdc++'s 756, a CIE 20-28). */
+#define FA_FDE_MAX 512
+#define FA_CIE_MAX 64
 
-/* The entry (CIE or FDE) at `at`: copied into buf when it fits, else where it is mapped;
- * *moved: its address in the object less the returned one. NULL if it cannot be read. */
-static const uint8_t *entry(const struct object *o, uintptr_t at, uint8_t *buf, uintptr_t *moved)
+/* The entry (CIE or FDE) at `at`: copied into buf (of `max` bytes) when it fits, else where
+ * it is mapped; *moved: its address in the object less the returned one. NULL if it cannot be
+ * read. */
+static const uint8_t *entry(const struct object *o, uintptr_t at, uint8_t *buf, size_t max,
+                            uintptr_t *moved)
 {
     uint32_t length;
     if (!object_read(o, at, &length, 4) || length == 0 || length == 0xffffffff)
         return NULL; /* none, or the 64-bit format */
     const uint8_t *p = (const uint8_t *)at;
-    if (o->fd >= 0 && length <= FA_ENTRY_MAX - 4) {
+    if (o->fd >= 0 && length <= max - 4) {
         if (!object_read(o, at, buf, length + 4))
             return NULL;
         p = buf;
@@ -459,9 +462,9 @@ static const uint8_t *entry(const struct object *o, uintptr_t at, uint8_t *buf, 
 static struct fa_os_frame_step step_in(const struct object *o, uintptr_t hdr, uintptr_t pc)
 {
     struct fa_os_frame_step unknown = {.kind = FA_FRAME_UNKNOWN};
-    uint8_t fde_buf[FA_ENTRY_MAX], cie_buf[FA_ENTRY_MAX];
+    uint8_t fde_buf[FA_FDE_MAX], cie_buf[FA_CIE_MAX];
     uintptr_t fde_at = fde_in_table(o, hdr, pc), moved, cie_moved;
-    const uint8_t *fde = fde_at ? entry(o, fde_at, fde_buf, &moved) : NULL;
+    const uint8_t *fde = fde_at ? entry(o, fde_at, fde_buf, sizeof fde_buf, &moved) : NULL;
     if (!fde)
         return unknown;
     uint32_t length, cie_offset;
@@ -470,7 +473,8 @@ static struct fa_os_frame_step step_in(const struct object *o, uintptr_t hdr, ui
     if (cie_offset == 0)
         return unknown;
     const uint8_t *end = fde + 4 + length, *p = fde + 8;
-    const uint8_t *cie_bytes = entry(o, fde_at + 4 - cie_offset, cie_buf, &cie_moved);
+    const uint8_t *cie_bytes =
+        entry(o, fde_at + 4 - cie_offset, cie_buf, sizeof cie_buf, &cie_moved);
     struct cie cie;
     if (!cie_bytes || !read_cie(cie_bytes, &cie))
         return unknown;

@@ -37,8 +37,11 @@ static void *take(size_t bytes)
 }
 
 /* ---- stacks ---- */
-#define FA_PROFILE_BUCKETS 4096
-static struct fa_profile_stack *buckets[FA_PROFILE_BUCKETS] FA_BSS_APART;
+/* Hash buckets, from FA_PROFILE_BUCKETS_FIRST (a page) doubled as the stacks outnumber them:
+ * a fixed table spread by the hash kept 32 KiB resident in a small program. */
+#define FA_PROFILE_BUCKETS_FIRST 512
+static struct fa_profile_stack **buckets;
+static size_t bucket_count, stack_count;
 
 static uint64_t hash_frames(const uintptr_t *frames, size_t depth)
 {
@@ -48,10 +51,31 @@ static uint64_t hash_frames(const uintptr_t *frames, size_t depth)
     return h;
 }
 
+/* Buckets for one more stack: false if none can be had. */
+static bool buckets_room(void)
+{
+    if (buckets && stack_count < bucket_count * 2)
+        return true;
+    size_t count = buckets ? bucket_count * 2 : FA_PROFILE_BUCKETS_FIRST;
+    struct fa_profile_stack **b = take(count * sizeof *b);
+    if (!b)
+        return buckets != NULL; /* longer chains, still correct */
+    memset(b, 0, count * sizeof *b);
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
+        s->chain = b[s->hash & (count - 1)];
+        b[s->hash & (count - 1)] = s;
+    }
+    buckets = b;
+    bucket_count = count;
+    return true;
+}
+
 static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
 {
+    if (!buckets_room())
+        return NULL;
     uint64_t h = hash_frames(frames, depth);
-    struct fa_profile_stack **bucket = &buckets[h % FA_PROFILE_BUCKETS];
+    struct fa_profile_stack **bucket = &buckets[h & (bucket_count - 1)];
     for (struct fa_profile_stack *s = *bucket; s; s = s->chain)
         if (s->hash == h && s->depth == depth && !memcmp(s->frames, frames, depth * sizeof *frames))
             return s;
@@ -65,6 +89,7 @@ static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
     *bucket = s;
     s->next = _fa_profile_stacks;
     _fa_profile_stacks = s;
+    stack_count++;
     return s;
 }
 
