@@ -73,15 +73,37 @@ static void steps_grow(uint8_t level)
     fa_atomic_store_release(&step_growing, 0);
 }
 
-static struct fa_os_frame_step step_of(uintptr_t ip)
+/* The table a walk reads, taken once for the whole walk (FA_STEPS_NONE: none yet). */
+static uint8_t steps_in_use(void)
 {
     uint8_t level = fa_atomic_load_acquire(&step_level);
     if (level == FA_STEPS_NONE) {
         steps_grow(level);
         level = fa_atomic_load_acquire(&step_level);
-        if (level == FA_STEPS_NONE)
-            return _fa_os_frame_step(ip);
     }
+    return level;
+}
+
+/* ip's step, read and kept in the empty slot `slot` of table `level` unless another thread
+ * takes the slot first. Apart, so that a walk's lookups stay short. */
+static __attribute__((noinline)) struct fa_os_frame_step
+step_kept(uint8_t level, struct step_slot *slot, uintptr_t ip)
+{
+    struct fa_os_frame_step step = _fa_os_frame_step(ip);
+    uintptr_t empty = 0;
+    if (fa_atomic_cas_relaxed(&slot->ip, &empty, FA_STEP_CLAIMED)) {
+        slot->step = step;
+        fa_atomic_store_release(&slot->ip, ip);
+        if (fa_atomic_add_relaxed(&step_used[level], 1) * 2 > (size_t)FA_STEPS_FIRST << level)
+            steps_grow(level);
+    }
+    return step;
+}
+
+static struct fa_os_frame_step step_of(uint8_t level, uintptr_t ip)
+{
+    if (level == FA_STEPS_NONE)
+        return _fa_os_frame_step(ip);
     struct step_slot *steps = step_tables[level];
     size_t slots = (size_t)FA_STEPS_FIRST << level;
     size_t i = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
@@ -89,19 +111,10 @@ static struct fa_os_frame_step step_of(uintptr_t ip)
         uintptr_t key = fa_atomic_load_acquire(&steps[i].ip);
         if (key == ip)
             return steps[i].step;
-        if (key == 0) {
-            struct fa_os_frame_step step = _fa_os_frame_step(ip);
-            uintptr_t empty = 0;
-            if (fa_atomic_cas_relaxed(&steps[i].ip, &empty, FA_STEP_CLAIMED)) {
-                steps[i].step = step;
-                fa_atomic_store_release(&steps[i].ip, ip);
-                if (fa_atomic_add_relaxed(&step_used[level], 1) * 2 > slots)
-                    steps_grow(level);
-            }
-            return step;
-        }
+        if (key == 0)
+            return step_kept(level, &steps[i], ip);
     }
-    steps_grow(level);
+    steps_grow(level); /* FA_STEPS_PROBE slots taken in a row: the table is too full */
     return _fa_os_frame_step(ip);
 }
 
@@ -119,6 +132,7 @@ _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated)
     uintptr_t *own = __builtin_frame_address(0);
     uintptr_t ip = own[1], rbp = own[0], sp = (uintptr_t)(own + 2);
     size_t count = 0;
+    uint8_t steps = steps_in_use();
     *truncated = false;
     while (ip) {
         if (count == max) {
@@ -126,7 +140,7 @@ _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated)
             break;
         }
         frames[count++] = ip;
-        struct fa_os_frame_step step = step_of(ip);
+        struct fa_os_frame_step step = step_of(steps, ip);
         if (step.kind != FA_FRAME_STEP)
             break;
         uintptr_t cfa = (step.cfa_on_rbp ? rbp : sp) + (uintptr_t)(intptr_t)step.cfa_offset;
