@@ -308,10 +308,13 @@ void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
 
 void _fa_heap_realloc_left(fa_heap_t *heap, fa_page_t *page)
 {
+    /* The owner word first: another heap's page may be set up again meanwhile, by its owner. */
+    uintptr_t owner = fa_atomic_load_relaxed(&page->owner);
+    if (fa_owner_heap(owner) != heap || (owner & FA_OWNER_FULL))
+        return;
     size_t bin = page->bin;
     fa_page_queue_t *q = &heap->queues[bin];
-    if (q->head != page || fa_atomic_load_relaxed(&page->owner) != fa_owner_word(heap, page) ||
-        fa_page_count(page) > FA_REALLOC_LEFT_MAX_BLOCKS)
+    if (q->head != page || fa_page_count(page) > FA_REALLOC_LEFT_MAX_BLOCKS)
         return;
     _fa_page_give_up_free(page);
     if (fa_page_count(page) != 0)
