@@ -15,10 +15,10 @@
 #include "process/process_internal.h"
 #include "platform/atomic.h"
 
-bool _fa_started;
+bool _fa_started FA_BSS_FIRST;
 const struct fa_mode_ops *_fa_mode = &_fa_core_mode;
-static uint32_t init_state; /* platform/once.h */
-static bool options_read;
+static uint32_t init_state FA_BSS_FIRST; /* platform/once.h */
+static bool options_read FA_BSS_FIRST;
 static int stats_fd = 2;
 
 static void fork_prepare(void)
