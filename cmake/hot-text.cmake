@@ -68,10 +68,11 @@ else()
     endforeach()
     string(JOIN "" _fa_hot ${_fa_hot})
     string(REPLACE "${_fa_rule}" "${_fa_hot}${_fa_rule}" _fa_script "${_fa_script}")
-    # The zero-initialised variables of every object first, the large arrays after them
+    # The zero-initialised variables of every object first (those every process writes at
+    # start before them all: FA_BSS_FIRST, .bss.fa_first), the large arrays after them
     # (FA_BSS_APART, src/platform/compiler.h: .bss.fa_apart), not in the order of the objects.
     string(REPLACE "${_fa_bss_rule}"
-        "   *(.bss)\n   /* fitalloc: FA_BSS_APART's arrays last */\n${_fa_bss_rule}"
+        "   *(.bss.fa_first)\n   *(.bss)\n   /* fitalloc: FA_BSS_APART's arrays last */\n${_fa_bss_rule}"
         _fa_script "${_fa_script}")
     # The call-frame tables before the read-only data, which starts on a 64 KiB boundary: the
     # heap profiler reads the tables from the file (src/platform/eh_frame.c), and the kernel's

@@ -15,7 +15,7 @@
 #include "engine/free_list.h"
 #include "platform/atomic.h"
 
-bool _fa_mesh_on;
+bool _fa_mesh_on FA_BSS_FIRST;
 fa_mutex_t _fa_mesh_lock = FA_MUTEX_INIT;
 fa_mesh_page_t *_fa_mesh_pages[FA_SMALL_BINS];
 static fa_mesh_page_t *detached; /* lock-free stack of records not on their list yet */

@@ -6,9 +6,9 @@
 #include "engine/size_class.h"
 #include "platform/atomic.h"
 
-uintptr_t _fa_list_secret;
+uintptr_t _fa_list_secret FA_BSS_FIRST;
 uintptr_t _fa_list_limit = (uintptr_t)1 << FA_ADDRESS_BITS;
-bool _fa_pages_slow;
+bool _fa_pages_slow FA_BSS_FIRST;
 bool _fa_guard_spent;
 
 /* The multiplier of fa_page_has_block (free_list.h): the smallest odd M with M * d > 2^64. */

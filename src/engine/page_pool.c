@@ -36,7 +36,7 @@ enum { FA_POOL_NONE, FA_POOL_CLASS, FA_POOL_EMPTIED };
 
 /* Oldest first: the pages pooled longest ago have had the most time to collect frees. Linked
  * through `next` and `prev`. */
-static fa_page_queue_t pooled[FA_BINS];
+static fa_page_queue_t pooled[FA_BINS] FA_BSS_APART;
 static size_t pooled_count[FA_BINS]; /* read without the lock to skip an empty class */
 /* Newest first (its memory is the likeliest to be cached), linked through `next`. */
 static fa_page_t *emptied;

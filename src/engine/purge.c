@@ -31,7 +31,7 @@ static fa_mutex_t pass_lock = FA_MUTEX_INIT;
 static uint32_t main_exited;      /* the program's main thread called pthread_exit */
 static uint64_t quick_poll_until; /* ms: a thread just ended, the last one may follow soon */
 
-static void (*pass)(uint64_t now, bool force, long *next);
+static void (*pass)(uint64_t now, bool force, long *next) FA_BSS_FIRST;
 
 void _fa_purge_set_pass(void (*fn)(uint64_t now, bool force, long *next))
 {

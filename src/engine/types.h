@@ -401,6 +401,13 @@ typedef struct fa_heap_s {
     struct fa_heap_s *all_next;     /* every heap structure ever made (for statistics) */
     uint64_t remote_frees[FA_BINS]; /* frees this thread made into other threads' pages */
     uint64_t next_purge;            /* ms: when this thread runs an inline purge pass */
+    /* The ring of sparse candidates below: its oldest entry, its length, the candidacies so
+     * far; then the slow path's tick. Here, beside the other fields a new heap sets and every
+     * slow path writes: a heap that never looks for idle heads or sparse pages then writes no
+     * page of the arrays below. */
+    uint32_t sparse_first, sparse_count, sparse_seen;
+    uint32_t idle_ticks;      /* slow-path calls (heap.c: maybe_release_idle_heads) */
+    uint32_t idle_ticks_seen; /* idle_ticks at the last look for idle heads */
     /* Each queue's head and its `placed` at the last look for idle heads (heap.c), when the
      * next look is due (ms), and the slow-path calls counted towards the next clock reading. */
     fa_page_t *idle_head[FA_BINS];
@@ -410,10 +417,7 @@ typedef struct fa_heap_s {
     /* Pages whose sparse trigger fired, oldest first from sparse_first (a ring); the number
      * of candidacies so far names each. */
     fa_sparse_candidate_t sparse[FA_SPARSE_CANDIDATES];
-    uint32_t sparse_first, sparse_count, sparse_seen;
-    uint32_t idle_ticks;      /* slow-path calls (heap.c: maybe_release_idle_heads) */
-    uint32_t idle_ticks_seen; /* idle_ticks at the last look for idle heads */
-    uint64_t parked_at;       /* ms: when its thread ended (on the parked list) */
+    uint64_t parked_at; /* ms: when its thread ended (on the parked list) */
     /* The large block this heap's thread freed last, kept mapped for its next large malloc
      * (large.c); atomic: the purger takes it once it has waited the purge delay. */
     struct fa_segment_s *large_hot;

@@ -19,6 +19,9 @@
  * that those, which every process writes, share a page or two and not one each between the
  * arrays. */
 #define FA_BSS_APART __attribute__((section(".bss.fa_apart")))
+/* A zero-initialised variable that every process writes at start: linked first
+ * (cmake/hot-text.cmake), into the page the loader writes anyway where .data ends. */
+#define FA_BSS_FIRST __attribute__((section(".bss.fa_first")))
 
 /* x rounded up to a multiple of a, a power of two. */
 static inline uintptr_t fa_align_up(uintptr_t x, uintptr_t a)

@@ -67,6 +67,9 @@ void _fa_os_futex_wake(uint32_t *word, int n);
 int _fa_os_thread_count(void);
 /* True on the process's initial thread. */
 bool _fa_os_is_main_thread(void);
+/* If the calling thread is the process's initial thread, remember it, so that
+ * _fa_os_is_main_thread needs no system call (at start and in a fork child). */
+void _fa_os_note_main_thread(void);
 /* 64 random bits from the kernel (getrandom), or, if it has none to give, from the clock,
  * the address space layout and the process id. */
 uint64_t _fa_os_random(void);

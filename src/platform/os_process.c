@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "platform/os.h"
+#include "platform/compiler.h"
 
 extern char **environ;
 
@@ -53,8 +54,8 @@ int _fa_os_thread_start(void *(*fn)(void *), size_t stack_size)
     return rc;
 }
 
-static pthread_key_t exit_key;
-static void (*exit_fn)(void);
+static pthread_key_t exit_key FA_BSS_FIRST;
+static void (*exit_fn)(void) FA_BSS_FIRST;
 
 /* A key's destructor runs only for a non-NULL value, and the value is cleared before it runs:
  * a thread that arms the hook again during its exit gets another round (up to

@@ -15,10 +15,10 @@
 #include "process/process_internal.h"
 #include "platform/atomic.h"
 
-bool _fa_started;
+bool _fa_started FA_BSS_FIRST;
 const struct fa_mode_ops *_fa_mode = &_fa_core_mode;
-static uint32_t init_state; /* platform/once.h */
-static bool options_read;
+static uint32_t init_state FA_BSS_FIRST; /* platform/once.h */
+static bool options_read FA_BSS_FIRST;
 static int stats_fd = 2;
 
 static void fork_prepare(void)
@@ -46,6 +46,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     fa_mutex_reset(&_fa_global_lock);
+    _fa_os_note_main_thread();
     _fa_segments_fork_child();
     _fa_mesh_after_fork_child();
     _fa_purge_after_fork();
@@ -103,6 +104,7 @@ void _fa_process_init(void)
 __attribute__((constructor(101))) static void fa_constructor(void)
 {
     _fa_process_init();
+    _fa_os_note_main_thread();
     if (!options_read) {
         options_read = _fa_options_init();
         start_lab_if_asked();
