@@ -616,9 +616,9 @@ free_head_valid(const struct page_snapshot *pg, uintptr_t link, uintptr_t mark, 
     return link_ok && (mark == 0 || mark == pg->mark || (fresh && mark == pattern));
 }
 
-/* The bytes of [from, to) that also lie in [lo, hi), as canary or zero: a live block's canary
- * bytes are read in vectors first, and only a window that is not all canary (its block being
- * freed by another thread) a second time, byte by byte in words. */
+/* The bytes of [from, to) that also lie in [lo, hi), as canary or zero: read as all canary
+ * first, in vectors, as a live block's window is; only one that is not (its block being freed
+ * by another thread: zeros and canary bytes) is read again, 8 bytes a step. */
 static inline __attribute__((always_inline)) bool
 window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
 {
