@@ -6,7 +6,8 @@
  * FA_GUARD_SLOTS blocks freed are held inaccessible (none of them on a free list: their first
  * words cannot be written), the oldest going to its free list when another comes, until
  * FA_GUARD_BUDGET blocks have been held; then the held ones are freed and the check stops, so
- * that a program cycling big blocks pays three system calls a free only for its first ones.
+ * that a program cycling big blocks pays two or three system calls a free only for its first
+ * ones.
  * A second free (or a realloc) of a held block is reported as a double free. The held blocks
  * go once no big block has been freed for FITALLOC_PURGE_DELAY (seen by a thread's slow path,
  * as idle pages are: heap.c), or at fa_collect, so that their pages can be given back.
@@ -19,8 +20,8 @@
 #include "common/options.h"
 #include "platform/atomic.h"
 
-/* Each block held costs three system calls and, when it is written again, a page fault per
- * page. */
+/* Each block held costs two system calls; the last FA_GUARD_SLOTS a third, and, when they are
+ * written again, a page fault per page. */
 #define FA_GUARD_SLOTS 4
 #define FA_GUARD_BUDGET 16
 
@@ -58,10 +59,13 @@ static bool hold(fa_page_t *page, void *p, bool all)
     }
     if (kept) {
         /* Inaccessible before it is held: another thread's double free then finds it held.
-         * Its memory goes too, as glibc's unmapped block's does: held resident, the blocks
-         * served meanwhile from other memory added up to FA_GUARD_SLOTS blocks to the peak. */
+         * The last FA_GUARD_SLOTS blocks give their memory back too, as glibc's unmapped
+         * block's: no later block lets them go, so they stay held while the program makes new
+         * blocks elsewhere, and resident they added to the peak. An earlier block goes within
+         * FA_GUARD_SLOTS frees; given back, it only faulted in again when reused. */
         _fa_os_protect(p, page->block_size);
-        _fa_os_purge(p, page->block_size);
+        if (guard.taken >= FA_GUARD_BUDGET - FA_GUARD_SLOTS)
+            _fa_os_purge(p, page->block_size);
         fa_atomic_store_relaxed(&guard.page[guard.next], page);
         fa_atomic_store_release(&guard.block[guard.next], (fa_block_t *)p);
         guard.next = (guard.next + 1) % FA_GUARD_SLOTS;

@@ -5,9 +5,12 @@
  * take() serves a request from the smallest cached mapping that fits, else grows the largest
  * one (its pages stay; only the new part is fresh), else maps a new one. A bigger mapping is
  * kept whole while the slack that live blocks hold so stays within FITALLOC_LARGE_CACHE:
- * trimming and refaulting is what made programs that replace big buffers slow. Record 005 and
- * record 039 have the measurements (and why freed pieces are no longer moved under new blocks).
+ * trimming and refaulting is what made programs that replace big buffers slow; past that bound,
+ * the whole chunks a block does not reach go back to an empty cache (give_tail). Records 005,
+ * 039 and 090 have the measurements (and why freed pieces are no longer moved under new blocks).
  */
+#include <string.h>
+
 #include "engine/engine.h"
 #include "engine/mode_pages.h"
 #include "common/options.h"
@@ -110,6 +113,26 @@ fa_segment_t *_fa_large_map_new(size_t size, size_t base_align)
     return seg;
 }
 
+/* A cached mapping whose slack _fa_large_fit_mapping would trim, taken when the cache holds no
+ * other: the chunks past the request's last go back to the cache as a mapping of their own,
+ * pages resident, instead of to the OS. A later bigger request takes them rather than grow a
+ * mapping by fresh pages (which calloc populates); the cache holds no more than a moment before.
+ */
+static void give_tail(fa_segment_t *seg, size_t size)
+{
+    size_t cut = fa_align_up(size, FA_SEG_SIZE);
+    if (cut >= seg->mapped ||
+        fa_atomic_load_relaxed(&slack_bytes) + seg->mapped - size <= (size_t)fa_option(large_cache))
+        return;
+    fa_segment_t *tail = (fa_segment_t *)((char *)seg + cut);
+    /* Its header held old data: a page index that is not all zeros would lead frees astray. */
+    memset(tail, 0, FA_LARGE_HEADER);
+    tail->mapped = seg->mapped - cut;
+    tail->large_block = (uintptr_t)tail; /* names no block, and passes _fa_large_reusable */
+    seg->mapped = cut;
+    _fa_large_give(tail, false);
+}
+
 /* The cached mapping for `size` bytes: the smallest that is large enough, else the largest one
  * (grown); NULL if the cache is empty or the growth failed. */
 static fa_segment_t *cache_take(size_t size, size_t *dirty)
@@ -135,9 +158,12 @@ static fa_segment_t *cache_take(size_t size, size_t *dirty)
         cache[pick] = NULL;
         kept -= found->mapped;
     }
+    bool alone = !kept;
     fa_mutex_unlock(&_fa_global_lock);
     if (!found)
         return NULL;
+    if (alone)
+        give_tail(found, size);
     size_t had = found->mapped;
     fa_segment_t *fitted = _fa_large_fit_mapping(found, size);
     /* A grown mapping's new pages are fresh (zero). */

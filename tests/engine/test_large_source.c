@@ -16,7 +16,10 @@
  * The test runs itself with the cache (and a purge delay no step outlasts) and without.
  * And a program that uses its large blocks sparsely: a calloc'd block that reuses a cached
  * mapping has the old pages dropped, not written over with zeros: it reads zero, and few of its
- * pages are resident (a memset would have made them all resident, and taken a fault each). */
+ * pages are resident (a memset would have made them all resident, and taken a fault each).
+ * And a small request served by a much bigger cached mapping, past FITALLOC_LARGE_CACHE's bound
+ * on slack, with no other mapping cached: the chunks it does not reach go back to the cache, not
+ * to the OS, and serve the next request with their old pages, zeroed for calloc. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +92,35 @@ static int sparse_child(void)
     return 0;
 }
 
+static int tail_child(void)
+{
+    /* Live large bytes enough for a budget that caches a 20 MiB mapping. */
+    void *live[2] = {fa_malloc(24 * MIB), fa_malloc(24 * MIB)};
+    unsigned char *a = fa_calloc(1, 20 * MIB);
+    CHECK(live[0] && live[1] && a);
+    memset(a, 7, 20 * MIB);
+    fa_free(a);
+    uint64_t before = fa_test_stats().reserved;
+    /* Mappings start 4 MiB-aligned; a block lies in its mapping's first page or the next. */
+    uintptr_t base = (uintptr_t)a & ~(4 * MIB - 1);
+    void *small = fa_malloc(3 * MIB); /* its mapping's first 4 MiB; 16 MiB go to the cache */
+    CHECK(((uintptr_t)small & ~(4 * MIB - 1)) == base);
+    CHECK_GE(fa_test_stats().reserved, before);
+    unsigned char *q = fa_calloc(1, 15 * MIB);
+    CHECK_MSG(((uintptr_t)q & ~(4 * MIB - 1)) == base + 4 * MIB,
+              "the 15 MiB block at %p, not in the cached tail at %p", (void *)q,
+              (void *)(base + 4 * MIB));
+    CHECK_GE(fa_test_stats().reserved, before);
+    for (size_t i = 0; i < 15 * MIB; i += 512)
+        CHECK_MSG(q[i] == 0, "calloc'd byte %zu reads %d", i, q[i]);
+    memset(q, 9, 15 * MIB);
+    fa_free(q);
+    fa_free(small);
+    fa_free(live[0]);
+    fa_free(live[1]);
+    return 0;
+}
+
 static int child(int cache)
 {
     /* 1. Freed, an 8 MiB mapping waits in the cache (not the thread's hot block: above a
@@ -158,6 +190,8 @@ int main(int argc, char **argv)
 {
     (void)argc;
     const char *mode = getenv("FA_TEST_SOURCE");
+    if (mode && atoi(mode) == 3)
+        return tail_child();
     if (mode)
         return atoi(mode) == 2 ? sparse_child() : child(atoi(mode));
     const char *with_cache[] = {"FA_TEST_SOURCE=1", "FITALLOC_LARGE_CACHE=64M",
@@ -169,6 +203,9 @@ int main(int argc, char **argv)
     const char *sparse[] = {"FA_TEST_SOURCE=2", "FITALLOC_LARGE_CACHE=64M",
                             "FITALLOC_PURGE_DELAY=60000", NULL};
     fa_test_rerun("blocks used sparsely", sparse, argv);
+    const char *tail[] = {"FA_TEST_SOURCE=3", "FITALLOC_LARGE_CACHE=4M",
+                          "FITALLOC_PURGE_DELAY=60000", NULL};
+    fa_test_rerun("a cached mapping's tail", tail, argv);
     printf("ok: large mappings are cached, grown for bigger requests, trimmed at once\n");
     return 0;
 }

@@ -8,8 +8,9 @@
  *   guards fits                         the same block written only inside, then malloc: runs on
  *   guards freed <size> write|read|free write into, read or free again a freed block of <size>
  *                                       bytes: a big one (256 KiB) is inaccessible for a while
- *   guards resident <size>              free a written block of <size> bytes and print how many of
- *                                       its pages are still resident: none of a big one held
+ *   guards resident <size>              free 16 written blocks of <size> bytes and print how many
+ *                                       of the last one's pages are still resident: none of a big
+ *                                       one (the last ones held give their memory back)
  *
  * Prints "block <address>" on stderr before the misuse; "not caught" on stdout if it ran on.
  */
@@ -75,9 +76,13 @@ int main(int argc, char **argv)
             free(p);
     } else if (strcmp(argv[1], "resident") == 0 && argc == 3) {
         size_t n = strtoul(argv[2], NULL, 10), page = (size_t)sysconf(_SC_PAGESIZE);
-        char *p = malloc(n);
-        memset(p, 0x22, n);
-        free(p);
+        char *blocks[16], *p = NULL;
+        for (size_t i = 0; i < 16; i++) {
+            blocks[i] = malloc(n);
+            memset(blocks[i], 0x22, n);
+        }
+        for (size_t i = 0; i < 16; i++)
+            free(p = blocks[i]);
         /* The whole pages inside the block (its first one may hold a neighbour's bytes). */
         char *from = (char *)(((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1));
         size_t pages = (size_t)(p + n - from) / page, resident = 0;
