@@ -6,11 +6,21 @@
  * but for rare frames (signal frames, stacks realigned and described by DWARF expressions):
  * those are answered FA_FRAME_UNKNOWN, and the stack ends there.
  *
+ * The tables are read from the object's file (pread) when it is the one mapped, its build id
+ * the same: read through the mapping instead, each page would bring the kernel's fault-around
+ * of up to 64 KiB of them into the process's memory, 110 KiB and more of a small program's
+ * (docs/decisions/096-profile-cost-cut.md). Otherwise, through the mapping.
+ *
  * Nothing here allocates or takes a lock but the dynamic linker's, in dl_iterate_phdr: it runs
  * inside malloc. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "platform/keep_errno.h"
 
 #include "platform/os.h"
 
@@ -52,9 +62,10 @@ static int64_t sleb(const uint8_t **p, const uint8_t *end)
 }
 
 /* A pointer in encoding `enc` (DW_EH_PE_*): absolute, or relative to where it is stored
- * (pcrel) or to `data` (datarel); false for what the tables of Linux objects do not use. */
+ * (pcrel: at *p + `moved`, the address in the object of bytes copied out of it) or to `data`
+ * (datarel); false for what the tables of Linux objects do not use. */
 static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_t data,
-                    uintptr_t *out)
+                    uintptr_t moved, uintptr_t *out)
 {
     const uint8_t *at = *p;
     uint64_t v;
@@ -91,7 +102,7 @@ static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_
     }
     switch (enc & 0x70) {
     case 0x00: break;
-    case 0x10: /* pcrel */ v += (uintptr_t)at; break;
+    case 0x10: /* pcrel */ v += (uintptr_t)at + moved; break;
     case 0x30: /* datarel */ v += data; break;
     default: return false;
     }
@@ -101,57 +112,96 @@ static bool encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_
     return true;
 }
 
-/* ---- the FDE that covers pc, through the object's .eh_frame_hdr ---- */
+/* ---- an object's bytes, from its file or its mapping ---- */
 
-struct fde_search {
-    uintptr_t pc;
-    const uint8_t *fde; /* found: its length field */
+struct object {
+    const struct dl_phdr_info *info;
+    int fd; /* -1: read through the mapping */
 };
 
-/* The sorted table of .eh_frame_hdr: pairs of (function start, FDE), each 4 bytes from the
- * header's start, the encoding GNU ld and lld write. */
-static const uint8_t *fde_in_table(const uint8_t *hdr, uintptr_t pc)
+/* len bytes of the object at address `at` into buf. */
+static bool object_read(const struct object *o, uintptr_t at, void *buf, size_t len)
 {
-    if (hdr[0] != 1 || hdr[3] != 0x3b) /* version 1, datarel | sdata4 */
-        return NULL;
-    const uint8_t *p = hdr + 4, *end = p + 16;
+    if (o->fd < 0) {
+        memcpy(buf, (const void *)at, len);
+        return true;
+    }
+    uintptr_t vaddr = at - o->info->dlpi_addr;
+    for (int i = 0; i < o->info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &o->info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || vaddr - ph->p_vaddr >= ph->p_filesz ||
+            len > ph->p_filesz - (vaddr - ph->p_vaddr))
+            continue;
+        long n = syscall(SYS_pread64, o->fd, buf, len, (long)(ph->p_offset + vaddr - ph->p_vaddr));
+        return n == (long)len;
+    }
+    return false;
+}
+
+/* The object's file, if it is the one mapped: its notes (the build id) as in memory. The notes
+ * sit in the object's first page, which the dynamic linker has read already. */
+#define FA_NOTES_MAX 256
+static int object_file(const struct dl_phdr_info *info)
+{
+    const ElfW(Phdr) *note = NULL;
+    for (int i = 0; i < info->dlpi_phnum && !note; i++)
+        if (info->dlpi_phdr[i].p_type == PT_NOTE)
+            note = &info->dlpi_phdr[i];
+    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
+    if (!note || note->p_filesz == 0 || path[0] != '/')
+        return -1;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    uint8_t notes[FA_NOTES_MAX];
+    size_t len = note->p_filesz < sizeof notes ? note->p_filesz : sizeof notes;
+    if (syscall(SYS_pread64, fd, notes, len, (long)note->p_offset) != (long)len ||
+        memcmp(notes, (const void *)(info->dlpi_addr + note->p_vaddr), len) != 0) {
+        syscall(SYS_close, fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- the FDE that covers pc, through the object's .eh_frame_hdr ---- */
+
+/* The sorted table of .eh_frame_hdr: pairs of (function start, FDE), each 4 bytes from the
+ * header's start, the encoding GNU ld and lld write; read in pieces of FA_HDR_PIECE pairs. */
+#define FA_HDR_PIECE 32
+static uintptr_t fde_in_table(const struct object *o, uintptr_t hdr, uintptr_t pc)
+{
+    uint8_t head[16];
+    if (!object_read(o, hdr, head, 4) || head[0] != 1 || head[3] != 0x3b)
+        return 0; /* version 1, datarel | sdata4 */
+    size_t head_len = 4 + ((head[1] & 0x0f) == 0x03 || (head[1] & 0x0f) == 0x0b ? 4 : 8) +
+                      ((head[2] & 0x0f) == 0x03 || (head[2] & 0x0f) == 0x0b ? 4 : 8);
+    if (!object_read(o, hdr, head, head_len))
+        return 0;
+    const uint8_t *p = head + 4, *end = head + head_len;
     uintptr_t frame, count;
-    if (!encoded(&p, end, hdr[1], (uintptr_t)hdr, &frame) ||
-        !encoded(&p, end, hdr[2], (uintptr_t)hdr, &count) || count == 0)
-        return NULL;
-    const int32_t *table = (const int32_t *)p;
-    size_t low = 0, high = count;
-    while (high - low > 1) { /* the last entry whose start is <= pc */
+    if (!encoded(&p, end, head[1], hdr, hdr - (uintptr_t)head, &frame) ||
+        !encoded(&p, end, head[2], hdr, hdr - (uintptr_t)head, &count) || count == 0)
+        return 0;
+    uintptr_t table = hdr + head_len;
+    int32_t piece[2 * FA_HDR_PIECE];
+    size_t low = 0, high = count; /* the last entry whose start is <= pc lies in [low, high) */
+    for (;;) {
+        if (high - low <= FA_HDR_PIECE) {
+            if (!object_read(o, table + 8 * low, piece, 8 * (high - low)))
+                return 0;
+            size_t i = high - low;
+            while (i > 0 && hdr + (uintptr_t)(intptr_t)piece[2 * (i - 1)] > pc)
+                i--;
+            return i ? hdr + (uintptr_t)(intptr_t)piece[2 * (i - 1) + 1] : 0;
+        }
         size_t mid = low + (high - low) / 2;
-        if ((uintptr_t)hdr + table[2 * mid] <= pc)
+        if (!object_read(o, table + 8 * mid, piece, 4))
+            return 0;
+        if (hdr + (uintptr_t)(intptr_t)piece[0] <= pc)
             low = mid;
         else
             high = mid;
     }
-    if ((uintptr_t)hdr + table[2 * low] > pc)
-        return NULL;
-    return hdr + table[2 * low + 1];
-}
-
-static int find_fde(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct fde_search *s = arg;
-    const ElfW(Phdr) *eh = NULL;
-    bool holds = false;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && s->pc - start < ph->p_memsz)
-            holds = true;
-        else if (ph->p_type == PT_GNU_EH_FRAME)
-            eh = ph;
-    }
-    if (!holds)
-        return 0;
-    if (eh)
-        s->fde = fde_in_table((const uint8_t *)(info->dlpi_addr + eh->p_vaddr), s->pc);
-    return 1;
 }
 
 /* ---- running the call-frame instructions ---- */
@@ -201,7 +251,7 @@ static bool read_cie(const uint8_t *p, struct cie *cie)
             else if (*a == 'P') {
                 uintptr_t personality;
                 uint8_t enc = *data++;
-                if (!encoded(&data, end, enc & 0x7f, 0, &personality))
+                if (!encoded(&data, end, enc & 0x7f, 0, 0, &personality))
                     return false;
             } else /* 'S', a signal frame, or one this reader does not know */
                 return false;
@@ -385,37 +435,62 @@ static bool run(const uint8_t *p, const uint8_t *end, const struct cie *cie, uin
     return true;
 }
 
-struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip)
+/* The most bytes of an FDE or a CIE read from the file; longer ones are read through the
+ * mapping (libc's longest FDE is 192 bytes, libstdc++'s 756, a CIE 20-28). */
+#define FA_FDE_MAX 512
+#define FA_CIE_MAX 64
+
+/* The entry (CIE or FDE) at `at`: copied into buf (of `max` bytes) when it fits, else where
+ * it is mapped; *moved: its address in the object less the returned one. NULL if it cannot be
+ * read. */
+static const uint8_t *entry(const struct object *o, uintptr_t at, uint8_t *buf, size_t max,
+                            uintptr_t *moved)
+{
+    uint32_t length;
+    if (!object_read(o, at, &length, 4) || length == 0 || length == 0xffffffff)
+        return NULL; /* none, or the 64-bit format */
+    const uint8_t *p = (const uint8_t *)at;
+    if (o->fd >= 0 && length <= max - 4) {
+        if (!object_read(o, at, buf, length + 4))
+            return NULL;
+        p = buf;
+    }
+    *moved = at - (uintptr_t)p;
+    return p;
+}
+
+static struct fa_os_frame_step step_in(const struct object *o, uintptr_t hdr, uintptr_t pc)
 {
     struct fa_os_frame_step unknown = {.kind = FA_FRAME_UNKNOWN};
-    /* A return address is the instruction after the call: the call is one byte back. */
-    struct fde_search s = {ip - 1, NULL};
-    dl_iterate_phdr(find_fde, &s);
-    if (!s.fde)
+    uint8_t fde_buf[FA_FDE_MAX], cie_buf[FA_CIE_MAX];
+    uintptr_t fde_at = fde_in_table(o, hdr, pc), moved, cie_moved;
+    const uint8_t *fde = fde_at ? entry(o, fde_at, fde_buf, sizeof fde_buf, &moved) : NULL;
+    if (!fde)
         return unknown;
-    const uint8_t *fde = s.fde;
     uint32_t length, cie_offset;
     memcpy(&length, fde, 4);
     memcpy(&cie_offset, fde + 4, 4);
-    if (length == 0 || length == 0xffffffff || cie_offset == 0)
+    if (cie_offset == 0)
         return unknown;
     const uint8_t *end = fde + 4 + length, *p = fde + 8;
+    const uint8_t *cie_bytes =
+        entry(o, fde_at + 4 - cie_offset, cie_buf, sizeof cie_buf, &cie_moved);
     struct cie cie;
-    if (!read_cie(fde + 4 - cie_offset, &cie))
+    if (!cie_bytes || !read_cie(cie_bytes, &cie))
         return unknown;
     uintptr_t start, range;
-    if (!encoded(&p, end, cie.fde_enc, 0, &start) ||
-        !encoded(&p, end, cie.fde_enc & 0x0f, 0, &range) || s.pc - start >= range)
+    if (!encoded(&p, end, cie.fde_enc, 0, moved, &start) ||
+        !encoded(&p, end, cie.fde_enc & 0x0f, 0, 0, &range) || pc - start >= range)
         return unknown;
     if (cie.augmented)
         p += uleb(&p, end);
     struct row row = {0, 0, 0, REG_RSP, false, true}, initial;
     uintptr_t loc = start;
-    if (!run(cie.insns, cie.end, &cie, &loc, s.pc, &row, NULL))
+    if (!run(cie.insns, cie.end, &cie, &loc, pc, &row, NULL))
         return unknown;
     initial = row;
     loc = start;
-    if (!run(p, end, &cie, &loc, s.pc, &row, &initial))
+    if (!run(p, end, &cie, &loc, pc, &row, &initial))
         return unknown;
     if (row.ra_undefined)
         return (struct fa_os_frame_step){.kind = FA_FRAME_LAST};
@@ -428,6 +503,47 @@ struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip)
                                      .kind = FA_FRAME_STEP,
                                      .cfa_on_rbp = row.cfa_reg == REG_RBP,
                                      .rbp_saved = row.rbp_saved};
+}
+
+struct step_search {
+    uintptr_t pc;
+    struct fa_os_frame_step step;
+};
+
+/* The object that holds pc: its step read there, under the dynamic linker's lock, so that the
+ * object stays loaded meanwhile. */
+static int step_in_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct step_search *s = arg;
+    const ElfW(Phdr) *eh = NULL;
+    bool holds = false;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && s->pc - start < ph->p_memsz)
+            holds = true;
+        else if (ph->p_type == PT_GNU_EH_FRAME)
+            eh = ph;
+    }
+    if (!holds)
+        return 0;
+    if (eh) {
+        struct object o = {info, object_file(info)};
+        s->step = step_in(&o, info->dlpi_addr + eh->p_vaddr, s->pc);
+        if (o.fd >= 0)
+            syscall(SYS_close, o.fd);
+    }
+    return 1;
+}
+
+struct fa_os_frame_step _fa_os_frame_step(uintptr_t ip)
+{
+    FA_KEEP_ERRNO;
+    /* A return address is the instruction after the call: the call is one byte back. */
+    struct step_search s = {ip - 1, {.kind = FA_FRAME_UNKNOWN}};
+    dl_iterate_phdr(step_in_object, &s);
+    return s.step;
 }
 
 #endif

@@ -16,10 +16,18 @@ const char *_fa_os_unwinder_load(void)
     return "the call-frame tables"; /* nothing to load */
 }
 
-/* Return addresses whose steps are kept; past that, a step is read anew each time. */
-#define FA_STEPS 2048
+/* Return addresses whose steps are kept: a table of FA_STEPS_FIRST slots (one page), mapped at
+ * the first walk and replaced by one twice as large when half full, up to FA_STEPS_FIRST <<
+ * (FA_STEPS_LEVELS - 1); past that, or if a mapping fails, a step is read anew each time. A
+ * small program's walks pass a few dozen return addresses: a table of the largest size from
+ * the start, spread by the hash, kept 32 KiB resident (docs/decisions/096-profile-cost-cut.md).
+ * A replaced table stays mapped for the walks still reading it; an entry added to it while it
+ * is copied is lost, and read again when next wanted. */
+#define FA_STEPS_FIRST 256
+#define FA_STEPS_LEVELS 4
 #define FA_STEPS_PROBE 16
 #define FA_STEP_CLAIMED ((uintptr_t)1)
+#define FA_STEPS_NONE 0xff
 
 /* 16 bytes, written once: `step` first, then `ip` with release, so that a reader that sees
  * the ip (acquire) sees its step. A slot being written holds FA_STEP_CLAIMED. */
@@ -27,25 +35,86 @@ struct step_slot {
     uintptr_t ip;
     struct fa_os_frame_step step;
 };
-static struct step_slot steps[FA_STEPS] FA_BSS_APART;
+static struct step_slot *step_tables[FA_STEPS_LEVELS];
+static size_t step_used[FA_STEPS_LEVELS];
+static uint8_t step_level = FA_STEPS_NONE; /* the table in use (release, after its pointer) */
+static uint8_t step_growing;
 
-static struct fa_os_frame_step step_of(uintptr_t ip)
+/* The table after `level` (FA_STEPS_NONE: the first), its entries copied, unless another
+ * thread makes it. */
+static void steps_grow(uint8_t level)
 {
-    size_t i = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 40) % FA_STEPS;
-    for (unsigned probe = 0; probe < FA_STEPS_PROBE; probe++, i = (i + 1) % FA_STEPS) {
+    uint8_t idle = 0;
+    if (!fa_atomic_cas_relaxed(&step_growing, &idle, 1))
+        return;
+    uint8_t next = level == FA_STEPS_NONE ? 0 : (uint8_t)(level + 1);
+    size_t slots = (size_t)FA_STEPS_FIRST << next;
+    struct step_slot *t = fa_atomic_load_acquire(&step_level) == level && next < FA_STEPS_LEVELS
+                              ? _fa_os_map_aligned(slots * sizeof *t, 4096)
+                              : NULL;
+    if (t) {
+        size_t used = 0;
+        for (size_t i = 0; level != FA_STEPS_NONE && i < (size_t)FA_STEPS_FIRST << level; i++) {
+            struct step_slot *from = &step_tables[level][i];
+            uintptr_t ip = fa_atomic_load_acquire(&from->ip);
+            if (ip <= FA_STEP_CLAIMED)
+                continue;
+            size_t j = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
+            while (t[j].ip)
+                j = (j + 1) & (slots - 1);
+            t[j].step = from->step;
+            t[j].ip = ip;
+            used++;
+        }
+        step_used[next] = used;
+        step_tables[next] = t;
+        fa_atomic_store_release(&step_level, next);
+    }
+    fa_atomic_store_release(&step_growing, 0);
+}
+
+/* The table a walk reads, taken once for the whole walk (FA_STEPS_NONE: none yet). */
+static uint8_t steps_in_use(void)
+{
+    uint8_t level = fa_atomic_load_acquire(&step_level);
+    if (level == FA_STEPS_NONE) {
+        steps_grow(level);
+        level = fa_atomic_load_acquire(&step_level);
+    }
+    return level;
+}
+
+/* ip's step, read and kept in the empty slot `slot` of table `level` unless another thread
+ * takes the slot first. Apart, so that a walk's lookups stay short. */
+static __attribute__((noinline)) struct fa_os_frame_step
+step_kept(uint8_t level, struct step_slot *slot, uintptr_t ip)
+{
+    struct fa_os_frame_step step = _fa_os_frame_step(ip);
+    uintptr_t empty = 0;
+    if (fa_atomic_cas_relaxed(&slot->ip, &empty, FA_STEP_CLAIMED)) {
+        slot->step = step;
+        fa_atomic_store_release(&slot->ip, ip);
+        if (fa_atomic_add_relaxed(&step_used[level], 1) * 2 > (size_t)FA_STEPS_FIRST << level)
+            steps_grow(level);
+    }
+    return step;
+}
+
+static struct fa_os_frame_step step_of(uint8_t level, uintptr_t ip)
+{
+    if (level == FA_STEPS_NONE)
+        return _fa_os_frame_step(ip);
+    struct step_slot *steps = step_tables[level];
+    size_t slots = (size_t)FA_STEPS_FIRST << level;
+    size_t i = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> 40) & (slots - 1);
+    for (unsigned probe = 0; probe < FA_STEPS_PROBE; probe++, i = (i + 1) & (slots - 1)) {
         uintptr_t key = fa_atomic_load_acquire(&steps[i].ip);
         if (key == ip)
             return steps[i].step;
-        if (key == 0) {
-            struct fa_os_frame_step step = _fa_os_frame_step(ip);
-            uintptr_t empty = 0;
-            if (fa_atomic_cas_relaxed(&steps[i].ip, &empty, FA_STEP_CLAIMED)) {
-                steps[i].step = step;
-                fa_atomic_store_release(&steps[i].ip, ip);
-            }
-            return step;
-        }
+        if (key == 0)
+            return step_kept(level, &steps[i], ip);
     }
+    steps_grow(level); /* FA_STEPS_PROBE slots taken in a row: the table is too full */
     return _fa_os_frame_step(ip);
 }
 
@@ -63,6 +132,7 @@ _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated)
     uintptr_t *own = __builtin_frame_address(0);
     uintptr_t ip = own[1], rbp = own[0], sp = (uintptr_t)(own + 2);
     size_t count = 0;
+    uint8_t steps = steps_in_use();
     *truncated = false;
     while (ip) {
         if (count == max) {
@@ -70,7 +140,7 @@ _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated)
             break;
         }
         frames[count++] = ip;
-        struct fa_os_frame_step step = step_of(ip);
+        struct fa_os_frame_step step = step_of(steps, ip);
         if (step.kind != FA_FRAME_STEP)
             break;
         uintptr_t cfa = (step.cfa_on_rbp ? rbp : sp) + (uintptr_t)(intptr_t)step.cfa_offset;

@@ -22,7 +22,7 @@ struct out {
     int fd;
     int error;
     size_t len;
-    char buf[8192];
+    char buf[2048];
 };
 
 static void flush(struct out *o)

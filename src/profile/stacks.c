@@ -37,8 +37,11 @@ static void *take(size_t bytes)
 }
 
 /* ---- stacks ---- */
-#define FA_PROFILE_BUCKETS 4096
-static struct fa_profile_stack *buckets[FA_PROFILE_BUCKETS] FA_BSS_APART;
+/* Hash buckets, from FA_PROFILE_BUCKETS_FIRST (a page) doubled as the stacks outnumber them:
+ * a fixed table spread by the hash kept 32 KiB resident in a small program. */
+#define FA_PROFILE_BUCKETS_FIRST 512
+static struct fa_profile_stack **buckets;
+static size_t bucket_count, stack_count;
 
 static uint64_t hash_frames(const uintptr_t *frames, size_t depth)
 {
@@ -48,10 +51,31 @@ static uint64_t hash_frames(const uintptr_t *frames, size_t depth)
     return h;
 }
 
+/* Buckets for one more stack: false if none can be had. */
+static bool buckets_room(void)
+{
+    if (buckets && stack_count < bucket_count * 2)
+        return true;
+    size_t count = buckets ? bucket_count * 2 : FA_PROFILE_BUCKETS_FIRST;
+    struct fa_profile_stack **b = take(count * sizeof *b);
+    if (!b)
+        return buckets != NULL; /* longer chains, still correct */
+    memset(b, 0, count * sizeof *b);
+    for (struct fa_profile_stack *s = _fa_profile_stacks; s; s = s->next) {
+        s->chain = b[s->hash & (count - 1)];
+        b[s->hash & (count - 1)] = s;
+    }
+    buckets = b;
+    bucket_count = count;
+    return true;
+}
+
 static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
 {
+    if (!buckets_room())
+        return NULL;
     uint64_t h = hash_frames(frames, depth);
-    struct fa_profile_stack **bucket = &buckets[h % FA_PROFILE_BUCKETS];
+    struct fa_profile_stack **bucket = &buckets[h & (bucket_count - 1)];
     for (struct fa_profile_stack *s = *bucket; s; s = s->chain)
         if (s->hash == h && s->depth == depth && !memcmp(s->frames, frames, depth * sizeof *frames))
             return s;
@@ -65,6 +89,7 @@ static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
     *bucket = s;
     s->next = _fa_profile_stacks;
     _fa_profile_stacks = s;
+    stack_count++;
     return s;
 }
 
@@ -74,6 +99,26 @@ static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
  * so the peak file holds the highest estimate to that much, for a snapshot per new maximum. */
 #define FA_PROFILE_PEAK_STEP 200
 static double live_estimate, snapshot_estimate;
+
+/* The weight of a sample of `bytes` (under the lock). A program samples few sizes (its size
+ * classes), and each sample's weight is wanted twice, at its record and at its free: the last
+ * few are kept, as the exponential costs more than the rest of a record. */
+#define FA_PROFILE_WEIGHTS 64
+static struct {
+    uint64_t bytes, rate;
+    double weight;
+} weights[FA_PROFILE_WEIGHTS];
+
+static double weight_of(uint64_t bytes)
+{
+    size_t i = (size_t)((bytes >> 4) * 0x9e3779b97f4a7c15ull >> 58) % FA_PROFILE_WEIGHTS;
+    if (weights[i].bytes != bytes || weights[i].rate != _fa_profile_rate) {
+        weights[i].bytes = bytes;
+        weights[i].rate = _fa_profile_rate;
+        weights[i].weight = _fa_profile_weight(bytes);
+    }
+    return weights[i].weight;
+}
 
 static void snapshot(void)
 {
@@ -164,7 +209,7 @@ void _fa_profile_table_record(const void *p, uint64_t bytes, uint64_t granted,
         _fa_profile_granted_more |= granted > bytes;
         s->now.alloc_count++;
         s->now.alloc_bytes += bytes;
-        live_estimate += _fa_profile_weight(bytes);
+        live_estimate += weight_of(bytes);
     }
     fa_mutex_unlock(&_fa_profile_lock);
 }
@@ -227,7 +272,7 @@ bool _fa_profile_forget(const void *p)
         s->now.live_count--;
         s->now.live_bytes -= slot->bytes;
         s->now.live_granted -= slot->granted;
-        live_estimate -= _fa_profile_weight(slot->bytes);
+        live_estimate -= weight_of(slot->bytes);
         if (live_estimate < 0)
             live_estimate = 0;
         remove_at(table, (size_t)(slot - table->slots));
