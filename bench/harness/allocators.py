@@ -37,6 +37,8 @@ PEER_NAMES = ["fitalloc", "fitalloc-secure", "mimalloc", "jemalloc", "tcmalloc",
 FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"},
                      "fitalloc-trace": {"FITALLOC_TRACE": "{tmp}/trace.fat"},
                      "fitalloc-mesh": {"FITALLOC_MESH": "1"},
+                     # meshing with the mesher's CPU bounded to 10 % of the process's (record 098)
+                     "fitalloc-mesh-cpu10": {"FITALLOC_MESH": "1", "FITALLOC_MESH_CPU": "10"},
                      # the heap profiler (docs/profile.md) at its default rate, at 64 KiB, at 2 MiB
                      "fitalloc-profile": {"FITALLOC_PROFILE": "{tmp}/profile"},
                      "fitalloc-profile-64k": {"FITALLOC_PROFILE": "{tmp}/profile",
@@ -52,8 +54,8 @@ BASELINE_SECURE = "fitalloc-secure-baseline"
 # and gives back memory a fragmented heap holds: the Redis study runs it beside fitalloc
 # (redis_study.py); in the timed runs it would add a seventh of their time for workloads that
 # are not its question. The heap profiler's costs (issue 41) are a question of their own too.
-OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "mesh", "fitalloc-profile",
-                  "fitalloc-profile-64k", "fitalloc-profile-2m"]
+OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "fitalloc-mesh-cpu10", "mesh",
+                  "fitalloc-profile", "fitalloc-profile-64k", "fitalloc-profile-2m"]
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")
 # Mesh (PLDI 2019), the allocator meshing comes from: not a Debian package, so built on request

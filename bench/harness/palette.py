@@ -18,6 +18,7 @@ COLOURS = {
     "fitalloc-baseline": "#6baed6",
     "fitalloc-secure-baseline": "#4a6fa5",
     "fitalloc-mesh": "#17becf",
+    "fitalloc-mesh-cpu10": "#76d7e3",
     "fitalloc-trace": "#9ecae1",
     "fitalloc-profile": "#2171b5",
     "fitalloc-profile-64k": "#4292c6",

@@ -28,6 +28,8 @@
     X(mesh, "MESH", FA_OPT_BOOL, 0, 0,                                                             \
       "give back the memory of mostly empty pages: meshing (docs/design.md)")                      \
     X(mesh_period, "MESH_PERIOD", FA_OPT_MS, 400, 0, "milliseconds between two meshing passes")    \
+    X(mesh_cpu, "MESH_CPU", FA_OPT_COUNT, 0, 0,                                                    \
+      "meshing: most of the process's CPU the mesher takes, in percent (0: no bound)")             \
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
     X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
       "record every allocation call to this file (docs/trace.md)")                                 \

@@ -655,6 +655,13 @@ bool _fa_mesh_reclaim(void)
     return released > 0;
 }
 
+/* The time to the next pass: the period, or longer while the mesher's CPU is spent. */
+static uint64_t pause_ms(void)
+{
+    uint64_t period = (uint64_t)fa_option(mesh_period), wait = (uint64_t)_fa_mesh_budget_wait_ms();
+    return wait > period ? wait : period;
+}
+
 void _fa_mesh_pass(uint64_t now, bool force, long *next)
 {
     if (!_fa_mesh_on)
@@ -663,9 +670,15 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
         fa_purge_note_due(next, next_pass, now);
         return;
     }
+    /* A pass the program asks for (fa_collect) is not refused for the budget. */
+    if (!force && !_fa_mesh_budget_pass_start()) {
+        next_pass = now + pause_ms();
+        fa_purge_note_due(next, next_pass, now);
+        return;
+    }
     _fa_mesh_detach_pooled();
     fa_mutex_lock(&_fa_mesh_lock);
-    bool any = false;
+    bool any = false, afford = true;
     collect_all(true, &any);
     size_t budget = FA_MESH_MERGES_PER_PASS;
     if (any && merging_ready()) {
@@ -676,6 +689,8 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
                 changed = rec->changed;
             if (!changed || !list->next)
                 continue;
+            if (!(afford = _fa_mesh_budget_left()))
+                break;
             for (size_t k = 0; k < FA_MESH_FRAMES && budget; k++)
                 budget -= mesh_frames(list, k, budget);
             batch_run();
@@ -685,8 +700,10 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
         }
     }
     fa_mutex_unlock(&_fa_mesh_lock);
-    /* A pass that used its whole budget has more to do: the next one comes at once. */
-    next_pass = budget ? now + (uint64_t)fa_option(mesh_period) : now + 1;
+    _fa_mesh_budget_pass_end();
+    /* A pass that made its most merges has more to do: the next one comes at once, unless the
+     * mesher's CPU is spent (mesh_budget.c). */
+    next_pass = budget || !afford ? now + pause_ms() : now + 1;
     if (any)
         fa_purge_note_due(next, next_pass, now);
 }

@@ -111,6 +111,12 @@ void _fa_mesh_release(fa_mesh_page_t *rec);
 /* mesh.c, for mesh_page.c: a page's frames back to private memory (its last block freed), and
  * its region of the memory file let go. */
 void _fa_mesh_unmesh(fa_mesh_page_t *rec);
+/* mesh_budget.c, for mesh.c: whether the budget (FITALLOC_MESH_CPU) allows a pass, then more
+ * merges in it; the pass's CPU counted from its start to its end. */
+bool _fa_mesh_budget_pass_start(void);
+long _fa_mesh_budget_wait_ms(void); /* without credit: when to look again */
+bool _fa_mesh_budget_left(void);
+void _fa_mesh_budget_pass_end(void);
 /* A test's hook, run between a merge's copy and its remapping (tests/mesh/test_mesh_efault.c). */
 extern void (*_fa_mesh_test_window_hook)(void);
 

@@ -42,6 +42,9 @@ void *_fa_os_move_aligned(void *p, size_t old_size, size_t new_size, size_t alig
 uint64_t _fa_os_now_ms(void);
 /* Nanoseconds of the monotonic clock (CLOCK_MONOTONIC: vDSO, no system call). */
 uint64_t _fa_os_now_ns(void);
+/* Nanoseconds of CPU the calling thread, and the whole process, have used (0 if unknown). */
+uint64_t _fa_os_thread_cpu_ns(void);
+uint64_t _fa_os_process_cpu_ns(void);
 /* Write all of buf to fd, retrying on EINTR: 0, or the errno value of the write that failed
  * (errno itself is kept). */
 int _fa_os_write(int fd, const void *buf, size_t len);

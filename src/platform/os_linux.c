@@ -164,6 +164,24 @@ uint64_t _fa_os_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t _fa_os_thread_cpu_ns(void)
+{
+    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+uint64_t _fa_os_process_cpu_ns(void)
+{
+    return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 int _fa_os_write(int fd, const void *buf, size_t len)
 {
     FA_KEEP_ERRNO;
