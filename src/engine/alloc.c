@@ -192,6 +192,8 @@ void *_fa_realloc(void *p, size_t n)
         return NULL;
     memcpy(q, p, n < usable ? n : usable);
     fa_free_inline(p, "realloc", 0);
+    if (!own && !large)
+        _fa_heap_realloc_left(_fa_heap_tls, page);
     return q;
 }
 

@@ -210,6 +210,10 @@ void _fa_heap_thread_ended(void);
 /* Abandon the heaps parked for longer than FITALLOC_PURGE_DELAY * 10 ms (all if force). */
 void _fa_heaps_unpark_expired(uint64_t now, bool force, long *next);
 fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
+/* A realloc moved a block out of page: a head of ours left with no block live goes back to its
+ * segment now, not after two looks for idle heads. A buffer grown by realloc steps through
+ * the classes one after another, and each step left an empty head behind (record 094). */
+void _fa_heap_realloc_left(fa_heap_t *heap, fa_page_t *page);
 /* The owner gives back the empty pages its queues keep at hand: those unused since its last
  * look (all of them with `all`). */
 void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all);

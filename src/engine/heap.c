@@ -302,6 +302,28 @@ void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
     }
 }
 
+/* The most blocks, live or on `free`, a head may count for _fa_heap_realloc_left to walk its
+ * `free` list: the walk stays short, and a page with more is rarely about to be empty. */
+#define FA_REALLOC_LEFT_MAX_BLOCKS 8
+
+void _fa_heap_realloc_left(fa_heap_t *heap, fa_page_t *page)
+{
+    /* The owner word first: another heap's page may be set up again meanwhile, by its owner. */
+    uintptr_t owner = fa_atomic_load_relaxed(&page->owner);
+    if (fa_owner_heap(owner) != heap || (owner & FA_OWNER_FULL))
+        return;
+    size_t bin = page->bin;
+    fa_page_queue_t *q = &heap->queues[bin];
+    if (q->head != page || fa_page_count(page) > FA_REALLOC_LEFT_MAX_BLOCKS)
+        return;
+    _fa_page_give_up_free(page);
+    if (fa_page_count(page) != 0)
+        return;
+    queue_remove(q, page);
+    release_page(heap, page);
+    queue_head_changed(heap, bin);
+}
+
 /* Slow-path calls between two readings of the clock for _fa_heap_release_idle_heads. */
 #define FA_IDLE_CHECK_EVERY 64
 
