@@ -78,7 +78,8 @@ struct fa_held {
 struct fa_quarantine {
     struct fa_held held[FA_QUARANTINE_SLOTS]; /* a ring, oldest at `first` */
     size_t first, count, bytes;
-    uint64_t rng; /* xorshift state for the random list order */
+    uint64_t rng;                /* xorshift state for the random list order */
+    size_t limit, limit_holding; /* quarantine_limit's last answer, and for how many holders */
 };
 
 static void *secure_malloc_any(size_t n)
@@ -214,11 +215,12 @@ static uintptr_t *caller_word(uintptr_t block, size_t room)
     return (uintptr_t *)(block + room - 16);
 }
 
-/* The checks read every canary and fill byte: ranges under 16 bytes as two loads of eight
- * that may overlap, up to 64 as two or four of sixteen; longer ones 64 bytes a step in 16-byte
- * vectors (SSE2 on any x86-64, NEON on aarch64), the differences or-ed into two accumulators
- * kept in registers and tested once at the end, the last 64 bytes read again from the range's
- * end (overlapping) rather than in a tail loop. Not a 32-byte vector type: without AVX the
+/* The checks read every canary and fill byte: ranges under 16 bytes as two loads of eight or
+ * of four that may overlap (under 4 bytes: the first, middle and last), up to 64 as two or
+ * four of sixteen; longer ones 64 bytes a step in 16-byte vectors (SSE2 on any x86-64, NEON
+ * on aarch64), the differences or-ed into two accumulators kept in registers and tested once
+ * at the end, the last 64 bytes read again from the range's end (overlapping) rather than in
+ * a tail loop. Not a 32-byte vector type: without AVX the
  * compiler keeps it on the stack, and each step waits for its own store (docs/security.md). */
 static inline uint64_t load8(const uint8_t *p)
 {
@@ -254,11 +256,13 @@ static inline __attribute__((always_inline)) bool all_bytes(const uint8_t *p, si
                                                             uint8_t byte)
 {
     uint64_t pattern = 0x0101010101010101ull * byte;
+    if (len < 4) /* the first, middle and last bytes cover 1 to 3 */
+        return len == 0 || ((p[0] ^ byte) | (p[len / 2] ^ byte) | (p[len - 1] ^ byte)) == 0;
     if (len < 8) {
-        unsigned diff = 0;
-        for (size_t i = 0; i < len; i++)
-            diff |= p[i] ^ byte;
-        return diff == 0;
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + len - 4, 4);
+        return ((lo ^ (uint32_t)pattern) | (hi ^ (uint32_t)pattern)) == 0;
     }
     if (len < 16)
         return ((load8(p) ^ pattern) | (load8(p + len - 8) ^ pattern)) == 0;
@@ -612,12 +616,16 @@ free_head_valid(const struct page_snapshot *pg, uintptr_t link, uintptr_t mark, 
     return link_ok && (mark == 0 || mark == pg->mark || (fresh && mark == pattern));
 }
 
-/* The bytes of [from, to) that also lie in [lo, hi), as canary or zero. */
-static inline bool window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
+/* The bytes of [from, to) that also lie in [lo, hi), as canary or zero: read as all canary
+ * first, in vectors, as a live block's window is; only one that is not (its block being freed
+ * by another thread: zeros and canary bytes) is read again, 8 bytes a step. */
+static inline __attribute__((always_inline)) bool
+window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
 {
     lo = lo > from ? lo : from;
     hi = hi < to ? hi : to;
-    return lo >= hi || canary_or_zero((const uint8_t *)s + lo, hi - lo);
+    return lo >= hi || all_bytes((const uint8_t *)s + lo, hi - lo, canary_byte) ||
+           canary_or_zero((const uint8_t *)s + lo, hi - lo);
 }
 
 /* The bytes in [from, to) of the slot at s, next to a block being freed by the page's owner,
@@ -793,6 +801,12 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
     fa_block_t *block = fa_page_pop(page);
     uintptr_t b = (uintptr_t)block;
     size_t d = shape.room;
+    /* The next malloc of this class reads the next free block's size word and fill: fetch its
+     * first and last lines now (blocks freed long ago are out of the cache, and malloc waited
+     * on those reads; a prefetch never faults, so the list's end is harmless here). */
+    uintptr_t next = (uintptr_t)page->free;
+    __builtin_prefetch((const void *)next);
+    __builtin_prefetch((const void *)(next + d - 8));
     block->link = block->mark = 0; /* no encoded link shown to the program */
     canaries_set(b, n, d);
     uintptr_t stored = _fa_secure_caller ^ _fa_list_secret;
@@ -945,14 +959,20 @@ static void release_oldest(struct fa_quarantine *q)
 #define FA_QUARANTINE_SHARED 2
 static size_t holding;
 
-static inline size_t quarantine_limit(void)
+static inline size_t quarantine_limit(struct fa_quarantine *q)
 {
     size_t each = (size_t)fa_option(quarantine);
     size_t n = fa_atomic_load_relaxed(&holding);
     if (fa_likely(n <= FA_QUARANTINE_SHARED))
         return each;
-    size_t share = FA_QUARANTINE_SHARED * each / n;
-    return share > each / 16 ? share : each / 16;
+    /* The division once for each count of holders (it changes as threads start and end), not
+     * at every free. */
+    if (n != q->limit_holding) {
+        size_t share = FA_QUARANTINE_SHARED * each / n;
+        q->limit = share > each / 16 ? share : each / 16;
+        q->limit_holding = n;
+    }
+    return q->limit;
 }
 
 void _fa_secure_flush(fa_heap_t *heap)
@@ -968,6 +988,9 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
 {
     uintptr_t b = (uintptr_t)p;
     struct shape shape = shape_of(page);
+    /* The check of the slot after the block reads its size word, on another line than the
+     * block's own: fetched while the block's trailer is checked. */
+    __builtin_prefetch((const void *)(b + page->block_size + shape.room - 8));
     uintptr_t w = recorded_word(caller, b, shape.room);
     if (w == SIZE_MAX) {
         tell_callers(b, shape.room, false);
@@ -1000,7 +1023,7 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     if (!q->count)
         fa_atomic_add_relaxed(&holding, 1);
     /* The newest block always stays, however big: it must not be the next one handed out. */
-    size_t limit = quarantine_limit();
+    size_t limit = quarantine_limit(q);
     size_t held = held_bytes(page);
     while (q->count && (q->count == FA_QUARANTINE_SLOTS || q->bytes + held > limit))
         release_oldest(q);
@@ -1008,7 +1031,14 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     q->held[(q->first + q->count) % FA_QUARANTINE_SLOTS] =
         (struct fa_held){block, page, _fa_secure_caller};
     q->count++;
+    /* Kept apart: the compiler would load `count` and `bytes` as one vector just after
+     * release_oldest stored them one by one, a load that waits for both stores to reach the
+     * cache. */
+    __asm__ volatile("" ::: "memory");
     q->bytes += held;
+    /* The next free releases the oldest block: its first line (the link and mark, checked and
+     * written then), freed long ago, is fetched now. */
+    __builtin_prefetch(q->held[q->first].block, 1);
 }
 
 /* At exit: blocks still in the quarantine must be as they were freed. */
