@@ -689,7 +689,7 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
                 changed = rec->changed;
             if (!changed || !list->next)
                 continue;
-            if (!(afford = _fa_mesh_budget_left()))
+            if (!force && !(afford = _fa_mesh_budget_left()))
                 break;
             for (size_t k = 0; k < FA_MESH_FRAMES && budget; k++)
                 budget -= mesh_frames(list, k, budget);
@@ -700,7 +700,9 @@ void _fa_mesh_pass(uint64_t now, bool force, long *next)
         }
     }
     fa_mutex_unlock(&_fa_mesh_lock);
-    _fa_mesh_budget_pass_end();
+    /* Only the purge thread's passes are charged: the budget's state is that thread's alone. */
+    if (!force)
+        _fa_mesh_budget_pass_end();
     /* A pass that made its most merges has more to do: the next one comes at once, unless the
      * mesher's CPU is spent (mesh_budget.c). */
     next_pass = budget || !afford ? now + pause_ms() : now + 1;
