@@ -99,6 +99,9 @@ else()
     set(_fa_script_file "${PROJECT_BINARY_DIR}/hot-text.ld")
     file(WRITE "${_fa_script_file}.new" "${_fa_script}")
     configure_file("${_fa_script_file}.new" "${_fa_script_file}" COPYONLY)
-    target_link_options(fitalloc PRIVATE "LINKER:-T,${_fa_script_file}" "LINKER:-fini=fa_no_fini")
+    # -z separate-code: code apart from read-only data (x86-64's default, not aarch64's), so
+    # that the two parts of the code are two segments.
+    target_link_options(fitalloc PRIVATE "LINKER:-T,${_fa_script_file}" "LINKER:-fini=fa_no_fini"
+        "LINKER:-z,separate-code")
     set_property(TARGET fitalloc APPEND PROPERTY LINK_DEPENDS "${_fa_script_file}")
 endif()
