@@ -6,8 +6,8 @@
  *   hot_text <end> <rodata>  the calls with libfitalloc's code from the first page after the
  *                            file offset <end> on (beyond its default-mode code, the rest of
  *                            the code in a mapping of its own: cmake/hot-text.cmake) and its
- *                            read-only segment that holds the
- *                            file offset <rodata> (.rodata, .eh_frame: platform/compiler.h,
+ *                            read-only segments from there to the one that holds the file
+ *                            offset <rodata> (.eh_frame, .rodata: platform/compiler.h,
  *                            FA_STARTUP_CONST) made inaccessible: a call or a read there
  *                            prints its offset and ends the program with status 1
  *
@@ -98,7 +98,7 @@ static void threads_and_fork(void)
 static struct fence {
     uintptr_t lo, hi, offset;
     const char *what;
-} fences[3];
+} fences[4];
 
 static void put(const char *text)
 {
@@ -111,7 +111,7 @@ static void on_fault(int sig, siginfo_t *info, void *context)
     (void)sig, (void)context;
     uintptr_t at = (uintptr_t)info->si_addr;
     put("libfitalloc: ");
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (at - fences[i].lo < fences[i].hi - fences[i].lo) {
             char text[64];
             snprintf(text, sizeof text, "%s at file offset %#lx\n", fences[i].what,
@@ -125,8 +125,8 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 }
 
 /* Makes libfitalloc's code from the page after the file offset `end` on (its default-mode
- * code's mapping past it, the mapping of the rest) and its read-only segment that holds the
- * file offset `rodata` inaccessible. */
+ * code's mapping past it, the mapping of the rest) and its read-only segments from there to the
+ * one that holds the file offset `rodata` (not .data.rel.ro's, after it) inaccessible. */
 static int fence(uintptr_t end, uintptr_t rodata)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
@@ -134,7 +134,7 @@ static int fence(uintptr_t end, uintptr_t rodata)
         return 2;
     char line[512];
     int found = 0, data = 0;
-    while (fgets(line, sizeof line, maps) && found < 3) {
+    while (fgets(line, sizeof line, maps) && found < 4) {
         uintptr_t lo, hi, offset;
         char perms[8], path[300] = "";
         if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %299s", &lo, &hi, perms, &offset, path) < 4 ||
@@ -145,9 +145,9 @@ static int fence(uintptr_t end, uintptr_t rodata)
             fences[found++] = (struct fence){from, hi, from - lo + offset, "code run"};
         } else if (strcmp(perms, "r-xp") == 0 && offset > end) {
             fences[found++] = (struct fence){lo, hi, offset, "code run"};
-        } else if (strcmp(perms, "r--p") == 0 && rodata - offset < hi - lo) {
+        } else if (strcmp(perms, "r--p") == 0 && offset > end && offset <= rodata) {
             fences[found++] = (struct fence){lo, hi, offset, "read-only data read"};
-            data = 1;
+            data |= rodata - offset < hi - lo;
         }
     }
     fclose(maps);
