@@ -261,6 +261,7 @@ def paired(runs: list[dict], allocator: str, key: str) -> float:
 
 
 KEYS = (("wall_s", "time"), ("cpu_s", "CPU time"), ("peak_kib", "peak RSS"))
+MEASURES = tuple(k for k, _ in KEYS)
 PAIRED = ("wall_s", "cpu_s")
 
 
@@ -320,10 +321,10 @@ def aggregate(program: Timed, inv: sp.Invocation, runs: list[dict], allocs) -> d
     for alloc in allocs:
         mine = [x for x in runs if x["allocator"] == alloc.name and not x["error"]]
         if mine:
-            row["allocators"][alloc.name] = {k: median([x[k] for x in mine]) for k, _ in KEYS}
+            row["allocators"][alloc.name] = {k: median([x[k] for x in mine]) for k in MEASURES}
     ref = row["allocators"].get("glibc")
     for name, mine in (row["allocators"].items() if ref else ()):
-        of_medians = {k: mine[k] / ref[k] for k, _ in KEYS if ref[k] > 0 and mine[k] > 0}
+        of_medians = {k: mine[k] / ref[k] for k in MEASURES if ref[k] > 0 and mine[k] > 0}
         ratios = {k: paired(runs, name, k) for k in PAIRED}
         ratios = {k: v for k, v in ratios.items() if not math.isnan(v)}
         if "peak_kib" in of_medians:
@@ -360,7 +361,6 @@ def table(doc: dict) -> list[str]:
     geometric means, then what failed and what was not run; then time and CPU time as the ratio
     of the medians, for comparison."""
     names = doc["allocators"]
-    keys = [k for k, _ in KEYS]
     lines = [f"## Real programs, timed (scale {doc['scale']:g}, {doc['rounds']} interleaved "
              f"rounds, order shuffled from seed {doc.get('seed', '-')})", "",
              "Each cell: time / CPU time / peak RSS, against glibc's (glibc's own cell: "
@@ -378,11 +378,11 @@ def table(doc: dict) -> list[str]:
                 cells.append(f"{mine['wall_s']:.2f} / {mine['cpu_s']:.2f} / "
                              f"{mine['peak_kib'] / 1024:.1f}")
             else:
-                cells.append(_cell(row["ratios"][name], keys))
+                cells.append(_cell(row["ratios"][name], MEASURES))
         lines.append(f"| {row['name']} | " + " | ".join(cells) + " |")
     gm = doc["geomean"]
     lines.append("| **geometric mean** (start-up apart) | " +
-                 " | ".join(_mean_cell(gm[n], keys) for n in names) + " |")
+                 " | ".join(_mean_cell(gm[n], MEASURES) for n in names) + " |")
     lines.append("")
     lines += summary(doc)
     for f in doc["failures"]:
@@ -411,7 +411,7 @@ def summary(doc: dict) -> list[str]:
     lines = [f"Geometric means over {len(counted)} programs, against glibc (time / CPU time / "
              "peak RSS; time and CPU time paired by round):", ""]
     for n in names:
-        lines.append(f"- {n}: " + _mean_cell(gm[n], [k for k, _ in KEYS]))
+        lines.append(f"- {n}: " + _mean_cell(gm[n], MEASURES))
     peers = [n for n in names if n not in ("glibc", *al.FITALLOC_VARIANTS)]
     if "fitalloc" in names:
         lines.append("")
@@ -430,7 +430,7 @@ def summary(doc: dict) -> list[str]:
             mine = row["ratios"].get("fitalloc")
             if not row.get("in_means", True) and mine:
                 lines.append(f"- {row['name']} (against no preload): " +
-                             _cell(mine, [k for k, _ in KEYS]))
+                             _cell(mine, MEASURES))
     lines.append("")
     return lines
 
