@@ -67,9 +67,10 @@
 
 bool _fa_secure;
 static uint8_t canary_byte;
-/* What a block's size word is stored XOR with (word_key): the secret, its lowest byte the
- * canary byte. A store 32 bytes past an 8-byte block lands on the word's lowest byte: a canary
- * byte, not one that an encoded word's random bytes would match once in 256 stores. */
+/* What a block's size word is stored XOR with, with the block's address (word_key): the
+ * secret, its lowest byte the canary byte. The decoded word's lowest byte is the block's, so
+ * the stored one is the canary byte: a store 32 bytes past an 8-byte block lands there, and a
+ * random byte of an encoded word would already hold the byte stored once in 256 stores. */
 static uintptr_t size_key;
 static bool protect_big; /* FITALLOC_SECURE_PROTECT (protect_held) */
 /* A freed block is zeroed, as hardened_malloc does: no old contents left to read, and a block
@@ -178,20 +179,22 @@ FA_REPORT static void report(const char *caller, const void *p, const char *what
 
 /* The size word, decoded, holds from its second byte up the block's state bits (freed, and the
  * form that made it: FA_ORIGIN_*), the request n, and 16 check bits of the caller word before
- * it; its lowest byte (the canary byte as stored, word_key) and its top two bytes, which an
- * underflow of the block after it writes first, are zero: any byte written there makes the
- * word invalid. The caller word holds the address the block's malloc (new, ...) was called
+ * it; its lowest byte is the block address's (the canary byte as stored: size_key) and its top
+ * two bytes, which an underflow of the block after it writes first, are zero: any byte written
+ * there makes the word invalid. The caller word holds the address the block's malloc (new, ...) was called
  * from, encoded with the secret, as AddressSanitizer's reports say where a block was
  * allocated; its check bits make it the last 8 canary bytes after the request too. The caller
  * word is written only by the page's owner, when it hands the block out: the thread freeing
  * the block keeps the address free was called from in its quarantine (fa_held), so no other
  * thread ever writes it. */
 #define FA_WORD_FREED ((uintptr_t)1 << 8)
+#define FA_WORD_STATE ((uintptr_t)7 << 8)
 #define FA_WORD_ORIGIN_SHIFT 9
 #define FA_WORD_SIZE_SHIFT 11
 #define FA_WORD_SIZE_BITS 21
 #define FA_WORD_CHECK_SHIFT (FA_WORD_SIZE_SHIFT + FA_WORD_SIZE_BITS)
-/* The bits a valid decoded word leaves zero: its lowest byte and those above the check bits. */
+/* The bits of a valid decoded word that are those of its block's address: the lowest byte,
+ * and those above the check bits (zero). */
 #define FA_WORD_UNUSED (~(((uintptr_t)1 << (FA_WORD_CHECK_SHIFT + 16)) - 1) | 0xff)
 _Static_assert(FA_CLASS_MAX < (size_t)1 << FA_WORD_SIZE_BITS, "a request fits the size bits");
 
@@ -442,7 +445,7 @@ static inline __attribute__((always_inline)) bool canaries_intact(uintptr_t b, s
 }
 
 /* A decoded size word is valid: a size the block holds, a form, the check bits of its caller
- * word, nothing above them nor in its lowest byte. */
+ * word, nothing above them, and the block's lowest address byte in its own. */
 static inline __attribute__((always_inline)) bool word_valid(uintptr_t w, uintptr_t block,
                                                              size_t room)
 {
@@ -1052,7 +1055,7 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
                   caller, size, n, p);
     fill_set(b, shape);
     /* The word as it was, its check bits kept, freed (the form is no longer said). */
-    uintptr_t freed = (w & ~((uintptr_t)7 << 8)) | FA_WORD_FREED;
+    uintptr_t freed = (w & ~FA_WORD_STATE) | FA_WORD_FREED;
     fa_atomic_store_release((uintptr_t *)(b + shape.room - 8), freed ^ word_key(b));
     fa_block_t *block = p;
     if (heap == &_fa_heap_empty)
