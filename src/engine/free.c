@@ -113,8 +113,10 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
     if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
-    /* A block the profiler may have sampled (its page's filter names it: free_unsampled). */
-    if (fa_unlikely(_fa_profiling) && _fa_profile_forget(p))
+    /* A block the profiler may have sampled: a slow page's, or one its page's filter names
+     * (profile_pages.c sets it for every block it samples of the other pages). */
+    if (fa_unlikely(_fa_profiling) && (page->slow || fa_page_maybe_sampled(page, p)) &&
+        _fa_profile_forget(p))
         fa_atomic_sub_relaxed(&page->prof_sampled, 1);
     const struct fa_mode_pages *own = fa_mode_pages_of(page);
     if (own)
