@@ -75,8 +75,19 @@ profile_served(fa_heap_t *heap, size_t n, fa_page_t *page, fa_block_t *block, bo
     return _fa_profile_served(heap, n, page, block, armed);
 }
 
-/* A malloc past the inline pop with the profiler on: the slot's page's own frees, else the
- * slow path, then the list handed over is counted. */
+/* A malloc past the inline pop with the profiler on, whose slot's page has its own frees to
+ * hand over: apart from malloc_profiled, as nothing here needs registers kept across a call. */
+static FA_COLD void *malloc_profiled_local(size_t n, fa_heap_t *heap, fa_page_t *page)
+{
+    fa_profile_safe_point();
+    bool armed = page->prof_armed;
+    if (armed)
+        page->prof_armed = 0;
+    fa_page_take_local(page);
+    return profile_served(heap, n, page, fa_page_pop(page), armed);
+}
+
+/* The same past the page's lists: the slow path, then the list handed over is counted. */
 static FA_COLD void *malloc_profiled(size_t n, fa_heap_t *heap, fa_page_t *page)
 {
     fa_profile_safe_point();
@@ -87,10 +98,6 @@ static FA_COLD void *malloc_profiled(size_t n, fa_heap_t *heap, fa_page_t *page)
     bool armed = page->prof_armed;
     if (armed) /* never the shared empty page, which threads' new heaps point at */
         page->prof_armed = 0;
-    if (page->local != FA_LIST_END) {
-        fa_page_take_local(page);
-        return profile_served(heap, n, page, fa_page_pop(page), armed);
-    }
     fa_block_t *block = malloc_slow(n, heap);
     if (!block)
         return NULL;
@@ -109,7 +116,7 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
      * list is counted as it is handed to the fast path (profile_pages.c). */
     if (page->free == FA_LIST_END && page->local != FA_LIST_END) {
         if (fa_unlikely(_fa_profiling))
-            return malloc_profiled(n, heap, page);
+            return malloc_profiled_local(n, heap, page);
         fa_page_take_local(page);
     }
     if (n > FA_DIRECT_MAX || page->free != FA_LIST_END) {

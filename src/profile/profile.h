@@ -80,7 +80,7 @@ bool _fa_profile_forget(const void *p);
 extern uint32_t _fa_profile_signals __attribute__((visibility("hidden")));
 extern uint32_t _fa_profile_signals_seen __attribute__((visibility("hidden")));
 void _fa_profile_safe_point(void);
-static inline void fa_profile_safe_point(void)
+static inline __attribute__((always_inline)) void fa_profile_safe_point(void)
 {
     if (fa_unlikely(fa_atomic_load_relaxed(&_fa_profile_signals) !=
                     fa_atomic_load_relaxed(&_fa_profile_signals_seen)))
