@@ -58,21 +58,51 @@ static inline __attribute__((always_inline)) void *malloc_slow(size_t n, fa_heap
 }
 
 /* With the heap profiler on, a list is counted as it is handed to the fast path
- * (profile_pages.c): from the page's own frees, else from the slow path. */
-static FA_COLD void *malloc_profiled(size_t n, fa_heap_t *heap)
+ * (profile_pages.c). The usual case here, inline: the block and the list behind it lie before
+ * the thread's sample point; the rest (a sample, a list to cut, a page whose sampled blocks are
+ * all freed, to make fast again, a slow page) in _fa_profile_served. */
+static inline __attribute__((always_inline)) void *
+profile_served(fa_heap_t *heap, size_t n, fa_page_t *page, fa_block_t *block, bool armed)
 {
-    _fa_profile_safe_point();
-    /* A thread's first call, large blocks (large.c counts them) and the lab (lab_api.c). */
-    if (heap == &_fa_heap_empty || n > FA_CLASS_MAX)
-        return malloc_slow(n, heap);
-    bool armed;
-    fa_block_t *block = _fa_profile_take_local(heap, n, &armed);
-    if (block)
+    uint64_t fresh = page->placed - page->prof_placed;
+    int64_t bytes = (int64_t)((fresh + (fresh == 0)) * page->block_size);
+    if (fa_likely(!armed && bytes < _fa_profile_self.left && page != &_fa_page_empty &&
+                  (!page->prof_slow || fa_atomic_load_acquire(&page->prof_sampled)))) {
+        _fa_profile_self.left -= bytes;
+        page->prof_placed = page->placed;
         return block;
-    block = malloc_slow(n, heap);
-    if (block)
-        _fa_profile_served(n, block, armed);
-    return block;
+    }
+    return _fa_profile_served(heap, n, page, block, armed);
+}
+
+/* A malloc past the inline pop with the profiler on, whose slot's page has its own frees to
+ * hand over: apart from malloc_profiled, as nothing here needs registers kept across a call. */
+static FA_COLD void *malloc_profiled_local(size_t n, fa_heap_t *heap, fa_page_t *page)
+{
+    fa_profile_safe_point();
+    bool armed = page->prof_armed;
+    if (armed)
+        page->prof_armed = 0;
+    fa_page_take_local(page);
+    return profile_served(heap, n, page, fa_page_pop(page), armed);
+}
+
+/* The same past the page's lists: the slow path, then the list handed over is counted. */
+static FA_COLD void *malloc_profiled(size_t n, fa_heap_t *heap, fa_page_t *page)
+{
+    fa_profile_safe_point();
+    /* A thread's first call, large blocks (large.c counts them), the lab (lab_api.c), and a
+     * bad link at the list's head (the slow path reports it). */
+    if (heap == &_fa_heap_empty || n > FA_CLASS_MAX || page->free != FA_LIST_END)
+        return malloc_slow(n, heap);
+    bool armed = page->prof_armed;
+    if (armed) /* never the shared empty page, which threads' new heaps point at */
+        page->prof_armed = 0;
+    fa_block_t *block = malloc_slow(n, heap);
+    if (!block)
+        return NULL;
+    page = n <= FA_DIRECT_MAX ? heap->direct[n] : heap->bin_page[fa_bin_of(n)];
+    return profile_served(heap, n, page, block, armed);
 }
 
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
@@ -86,7 +116,7 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
      * list is counted as it is handed to the fast path (profile_pages.c). */
     if (page->free == FA_LIST_END && page->local != FA_LIST_END) {
         if (fa_unlikely(_fa_profiling))
-            return malloc_profiled(n, heap);
+            return malloc_profiled_local(n, heap, page);
         fa_page_take_local(page);
     }
     if (n > FA_DIRECT_MAX || page->free != FA_LIST_END) {
@@ -95,7 +125,7 @@ void *_fa_malloc_generic(size_t n, fa_heap_t *heap)
             return block;
     }
     if (fa_unlikely(_fa_profiling))
-        return malloc_profiled(n, heap);
+        return malloc_profiled(n, heap, page);
     return malloc_slow(n, heap);
 }
 

@@ -249,11 +249,11 @@ void _fa_large_watched_freed(fa_segment_t *seg);
 /* alloc.c and alloc_aligned.c: the C semantics of the entry points (override/entry.c), which
  * record each call while tracing; these record nothing. */
 void *_fa_malloc_generic(size_t n, fa_heap_t *heap);
-/* profile_pages.c, while FITALLOC_PROFILE is on: a malloc of n past the inline fast path,
- * from its slot's page's own frees, or NULL if it has none (*armed: the sample point came);
- * then, for a block the slow path served, the count of what it handed the fast path. */
-fa_block_t *_fa_profile_take_local(fa_heap_t *heap, size_t n, bool *armed);
-void _fa_profile_served(size_t n, fa_block_t *block, bool armed);
+/* profile_pages.c, while FITALLOC_PROFILE is on: block, a malloc of n past the inline fast
+ * path, taken from `page` (its slot's page after the slow path; armed: the sample point came
+ * at that slot's list), charged or sampled, and the page's list counted; returns block. */
+fa_block_t *_fa_profile_served(fa_heap_t *heap, size_t n, fa_page_t *page, fa_block_t *block,
+                               bool armed);
 void *_fa_calloc(size_t count, size_t size);
 void *_fa_realloc(void *p, size_t n);
 void *_fa_aligned_alloc(size_t alignment, size_t n);

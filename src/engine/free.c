@@ -113,8 +113,10 @@ static void free_in_page(void *p, fa_segment_t *seg, fa_page_t *page, const char
     fa_mesh_page_t *mesh = fa_atomic_load_acquire(&page->mesh);
     if (mesh && !fa_mesh_live(mesh, fa_mesh_slot(page, (uintptr_t)p)))
         _fa_double_free(caller, p, page->block_size);
-    /* A block the profiler may have sampled (its page's filter names it: free_unsampled). */
-    if (fa_unlikely(_fa_profiling) && _fa_profile_forget(p))
+    /* A block the profiler may have sampled: a slow page's, or one its page's filter names
+     * (profile_pages.c sets it for every block it samples of the other pages). */
+    if (fa_unlikely(_fa_profiling) && (page->slow || fa_page_maybe_sampled(page, p)) &&
+        _fa_profile_forget(p))
         fa_atomic_sub_relaxed(&page->prof_sampled, 1);
     const struct fa_mode_pages *own = fa_mode_pages_of(page);
     if (own)
@@ -162,6 +164,24 @@ static bool free_unsampled(void *p, fa_page_t *page, uintptr_t owner, fa_heap_t 
     return true;
 }
 
+/* free_unsampled's usual case, shorter: the owner's free into its page not on the full list
+ * (its owner word is the heap's, FA_OWNER_SLOW only), pushed as the inline fast path pushes. */
+static inline bool free_own_unsampled(void *p, fa_page_t *page, const char *caller)
+{
+    if (page->slow || page->bin >= FA_MEDIUM_BINS || !fa_page_has_block(page, (uintptr_t)p) ||
+        fa_page_maybe_sampled(page, p))
+        return false;
+    fa_block_t *block = p;
+    if (fa_unlikely(block->mark == fa_page_mark(page)) && _fa_block_is_free(page, p))
+        _fa_double_free(caller, p, page->block_size);
+    block->link = fa_link_encode(page->local);
+    page->local = block;
+    block->mark = fa_page_mark(page);
+    if (fa_unlikely(--page->used == 0))
+        _fa_free_reached_zero(page);
+    return true;
+}
+
 /* _fa_free_in_page past its usual case: the trace (every free of a traced process's slow pages
  * comes here), then every check (apart, so that the usual case saves no registers). */
 static __attribute__((noinline)) void free_in_page_checked(void *p, fa_page_t *page,
@@ -191,7 +211,8 @@ void _fa_free_in_page(void *p, fa_page_t *page, const char *caller, size_t size)
     /* Not in the secure library, whose mode's pages are all slow (mode_pages.h): the test
      * would cost every free of secure mode's pair. */
     if (!FA_MODE_PAGES && fa_unlikely(owner & FA_OWNER_SLOW) &&
-        free_unsampled(p, page, owner, heap, caller))
+        (owner == ((uintptr_t)heap | FA_OWNER_SLOW) ? free_own_unsampled(p, page, caller)
+                                                    : free_unsampled(p, page, owner, heap, caller)))
         return;
     free_in_page_checked(p, page, caller, size);
 }

@@ -14,11 +14,6 @@
 #include "engine/size_class.h"
 #include "profile/profile.h"
 
-static fa_page_t *slot_page(fa_heap_t *heap, size_t n)
-{
-    return n <= FA_DIRECT_MAX ? heap->direct[n] : heap->bin_page[fa_bin_of(n)];
-}
-
 /* The owner sampled `block` of its page: until the profiler forgets it, the page's frees leave
  * the fast path, and those of the blocks its filter names take the checked one. */
 static void record(fa_heap_t *heap, fa_block_t *block)
@@ -88,41 +83,21 @@ static void hand_over(fa_heap_t *heap, fa_page_t *page)
     fa_profile_charge(fresh * size);
 }
 
-/* A block the thread's malloc took from its slot's page (NULL: the shared empty page's slot, a
- * slow page): charged, or the sample when the point came; then the page's list is handed over. */
-static void served(fa_heap_t *heap, size_t n, fa_page_t *page, fa_block_t *block, bool armed)
+/* A block the thread's malloc took from its slot's page (the shared empty page's slot: a slow
+ * page), past alloc.c's usual case: charged, or the sample when the point came; then the
+ * page's list is handed over. */
+fa_block_t *_fa_profile_served(fa_heap_t *heap, size_t n, fa_page_t *page, fa_block_t *block,
+                               bool armed)
 {
     if (page == &_fa_page_empty) {
         /* A slow page (secure mode, tracing): each of its mallocs comes here. */
         size_t size = fa_bin_size(fa_bin_of(n));
         if (armed || fa_profile_charge(size))
             _fa_profile_record(block, size);
-        return;
+        return block;
     }
     if (armed || fa_profile_charge(page->block_size))
         record(heap, block);
     hand_over(heap, page);
-}
-
-fa_block_t *_fa_profile_take_local(fa_heap_t *heap, size_t n, bool *armed)
-{
-    fa_page_t *page = slot_page(heap, n);
-    *armed = false;
-    if (page->free != FA_LIST_END) /* a bad link at the list's head: the slow path reports it */
-        return NULL;
-    *armed = page->prof_armed;
-    if (*armed) /* never the shared empty page, which threads' new heaps point at */
-        page->prof_armed = 0;
-    if (page->local == FA_LIST_END)
-        return NULL;
-    fa_page_take_local(page);
-    fa_block_t *block = fa_page_pop(page);
-    served(heap, n, page, block, *armed);
     return block;
-}
-
-void _fa_profile_served(size_t n, fa_block_t *block, bool armed)
-{
-    fa_heap_t *heap = _fa_heap_tls;
-    served(heap, n, slot_page(heap, n), block, armed);
 }

@@ -122,6 +122,46 @@ static struct fa_os_frame_step step_of(uint8_t level, uintptr_t ip)
  * chain and ends the stack there. */
 #define FA_FRAME_MAX ((uintptr_t)1 << 20)
 
+/* The thread's last walk, kept when it took at most FA_MEMO_STEPS steps: where it started, and
+ * each word it read with the value it found. A walk that starts from the same ip and sp and
+ * finds the same values at those places again would read the same words and take the same
+ * steps, so its stack is the kept one: checking costs a load or two a frame, where a walk
+ * costs a lookup in the table of steps (a loop calling malloc from one place samples from one
+ * stack pointer, again and again). rbp counts only where a step's CFA came from it: code
+ * without frame pointers saves and restores rbp holding any value, which differs from call
+ * to call. */
+#define FA_MEMO_STEPS 16
+#define FA_MEMO_NO_RBP INT32_MIN
+static __thread struct walk_memo {
+    uintptr_t sp, rbp;
+    uint32_t steps, count, max;    /* count 0: nothing kept */
+    bool truncated, rbp_used;      /* rbp_used: a step's CFA came from the start's rbp */
+    uint32_t cfa[FA_MEMO_STEPS];   /* each step's CFA, from sp */
+    int32_t rbp_at[FA_MEMO_STEPS]; /* where it read an rbp a CFA came from (or FA_MEMO_NO_RBP) */
+    uintptr_t rbp_read[FA_MEMO_STEPS];
+    uintptr_t ip[FA_MEMO_STEPS + 1]; /* the start's ip, then the one each step read */
+} memo __attribute__((tls_model("initial-exec")));
+
+/* Whether the thread's last walk, started from (ip, rbp, sp) with `max`, gives this one. Each
+ * word is read only if the ones before it held what they held then: the walk itself would
+ * read it. */
+__attribute__((no_sanitize_address, no_sanitize_thread)) static bool
+memo_holds(const struct walk_memo *m, uintptr_t ip, uintptr_t rbp, uintptr_t sp, size_t max)
+{
+    if (!m->count || m->ip[0] != ip || m->sp != sp || (m->rbp_used && m->rbp != rbp) ||
+        m->max != max)
+        return false;
+    for (uint32_t i = 0; i < m->steps; i++) {
+        uintptr_t cfa = sp + m->cfa[i];
+        if (m->rbp_at[i] != FA_MEMO_NO_RBP &&
+            *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)m->rbp_at[i]) != m->rbp_read[i])
+            return false;
+        if (*(const uintptr_t *)(cfa - 8) != m->ip[i + 1])
+            return false;
+    }
+    return true;
+}
+
 /* The walk reads the return address and saved rbp of other functions' frames, which the
  * sanitizers would take for their locals. */
 __attribute__((noinline, no_sanitize_address, no_sanitize_thread)) size_t
@@ -131,8 +171,23 @@ _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated)
      * return address and rbp are saved there, its caller's stack pointer just above. */
     uintptr_t *own = __builtin_frame_address(0);
     uintptr_t ip = own[1], rbp = own[0], sp = (uintptr_t)(own + 2);
+    struct walk_memo *m = &memo;
+    if (memo_holds(m, ip, rbp, sp, max)) {
+        for (uint32_t i = 0; i < m->count; i++)
+            frames[i] = m->ip[i];
+        *truncated = m->truncated;
+        return m->count;
+    }
+    m->count = 0;
+    m->sp = sp;
+    m->rbp = rbp;
+    m->ip[0] = ip;
+    m->rbp_used = false;
+    int32_t rbp_step = -1, rbp_offset = 0; /* where rbp was read: the start (-1), or a step */
+    uint32_t steps = 0;
+    uintptr_t start = sp;
     size_t count = 0;
-    uint8_t steps = steps_in_use();
+    uint8_t table = steps_in_use();
     *truncated = false;
     while (ip) {
         if (count == max) {
@@ -140,19 +195,39 @@ _fa_os_stack(uintptr_t *frames, size_t max, bool *truncated)
             break;
         }
         frames[count++] = ip;
-        struct fa_os_frame_step step = step_of(steps, ip);
+        struct fa_os_frame_step step = step_of(table, ip);
         if (step.kind != FA_FRAME_STEP)
             break;
         uintptr_t cfa = (step.cfa_on_rbp ? rbp : sp) + (uintptr_t)(intptr_t)step.cfa_offset;
+        if (step.cfa_on_rbp && rbp_step < 0)
+            m->rbp_used = true;
+        else if (step.cfa_on_rbp && rbp_step < FA_MEMO_STEPS)
+            m->rbp_at[rbp_step] = rbp_offset;
         /* The caller's frame lies above this one, and not far: anything else is a broken
          * chain (tables that do not describe the code), which must end the walk before it
          * reads memory that may not be mapped. */
         if (cfa < sp + 8 || cfa - sp > FA_FRAME_MAX)
             break;
-        if (step.rbp_saved)
+        if (step.rbp_saved) {
             rbp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)step.rbp_offset);
+            rbp_step = (int32_t)steps;
+            rbp_offset = step.rbp_offset;
+        }
         ip = *(const uintptr_t *)(cfa - 8);
         sp = cfa;
+        if (steps < FA_MEMO_STEPS) {
+            m->cfa[steps] = (uint32_t)(cfa - start);
+            m->rbp_at[steps] = FA_MEMO_NO_RBP;
+            m->rbp_read[steps] = rbp;
+            m->ip[steps + 1] = ip;
+        }
+        steps++;
+    }
+    if (steps <= FA_MEMO_STEPS) {
+        m->steps = steps;
+        m->max = (uint32_t)max;
+        m->truncated = *truncated;
+        m->count = (uint32_t)count;
     }
     return count;
 }

@@ -14,7 +14,8 @@
 bool _fa_profiling;
 uintptr_t _fa_profile_own_start, _fa_profile_own_end;
 static char prefix[FA_PROFILE_PREFIX_MAX] FA_BSS_APART;
-static uint32_t signals, signals_seen, dumps;
+uint32_t _fa_profile_signals, _fa_profile_signals_seen;
+static uint32_t dumps;
 
 __attribute__((noinline, used)) void fitalloc_profile_stack_truncated(void)
 {
@@ -65,7 +66,7 @@ static bool set_up(void)
     const char *signal_name = fa_option_str(profile_signal);
     if (signal_name) {
         int sig = _fa_os_signal_number(signal_name);
-        if (sig < 0 || !_fa_os_signal_count(sig, &signals))
+        if (sig < 0 || !_fa_os_signal_count(sig, &_fa_profile_signals))
             _fa_message(2,
                         "fitalloc: warning: FITALLOC_PROFILE_SIGNAL=%s is not a signal the "
                         "profile can take; profiling without it\n",
@@ -140,8 +141,8 @@ static void dump_asked(void)
 
 void _fa_profile_safe_point(void)
 {
-    uint32_t seen = fa_atomic_load_relaxed(&signals);
-    if (fa_likely(seen == fa_atomic_load_relaxed(&signals_seen)))
+    uint32_t seen = fa_atomic_load_relaxed(&_fa_profile_signals);
+    if (fa_likely(seen == fa_atomic_load_relaxed(&_fa_profile_signals_seen)))
         return;
     struct fa_profile_thread *t = &_fa_profile_self;
     if (t->busy)
@@ -149,7 +150,7 @@ void _fa_profile_safe_point(void)
     t->busy = true;
     fa_mutex_lock(&_fa_profile_lock);
     /* One file for the signals that came since the last look. */
-    if (fa_atomic_exchange_relaxed(&signals_seen, seen) != seen)
+    if (fa_atomic_exchange_relaxed(&_fa_profile_signals_seen, seen) != seen)
         dump_asked();
     fa_mutex_unlock(&_fa_profile_lock);
     t->busy = false;
@@ -189,5 +190,6 @@ void _fa_profile_fork_child(void)
     fa_mutex_reset(&_fa_profile_lock);
     _fa_profile_tables_reset();
     dumps = 0;
-    fa_atomic_store_relaxed(&signals_seen, fa_atomic_load_relaxed(&signals));
+    fa_atomic_store_relaxed(&_fa_profile_signals_seen,
+                            fa_atomic_load_relaxed(&_fa_profile_signals));
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "platform/atomic.h"
 #include "platform/compiler.h"
 
 /* Set once, from the library's constructor, when FITALLOC_PROFILE names a writable prefix. */
@@ -74,8 +75,17 @@ void _fa_profile_record_granted(const void *p, size_t bytes, size_t granted);
  * when p was not sampled. */
 bool _fa_profile_forget(const void *p);
 /* Write the dumps FITALLOC_PROFILE_SIGNAL asked for since the last look: call where no
- * allocator lock is held. */
+ * allocator lock is held. Inline, the test whether a signal came (the signals counted, and
+ * those a dump answered). */
+extern uint32_t _fa_profile_signals __attribute__((visibility("hidden")));
+extern uint32_t _fa_profile_signals_seen __attribute__((visibility("hidden")));
 void _fa_profile_safe_point(void);
+static inline __attribute__((always_inline)) void fa_profile_safe_point(void)
+{
+    if (fa_unlikely(fa_atomic_load_relaxed(&_fa_profile_signals) !=
+                    fa_atomic_load_relaxed(&_fa_profile_signals_seen)))
+        _fa_profile_safe_point();
+}
 
 /* The process's start (options read; may allocate), its exit, and fork. */
 void _fa_profile_start(void);

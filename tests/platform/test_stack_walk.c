@@ -3,7 +3,9 @@
  * without frame pointers: every frame of a known chain of calls is found, in order, through
  * a frame that keeps its CFA in rsp and one that keeps it in rbp (a variable-length array),
  * by four threads at once sharing the table of steps; a stack longer than asked for says so,
- * and a whole stack ends at the thread's first frame. */
+ * and a whole stack ends at the thread's first frame. A walk from the same place as the last
+ * one is taken from the thread's memo of it only if the stack above is the same: the same
+ * chain under two callers whose frames lie at the same addresses gives each its own caller. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +61,37 @@ static void check_chain(const struct walked *w)
     CHECK(!w->truncated);
 }
 
+/* Two callers of chain_a alike, called from one place: the walks under them start from the
+ * same stack pointer and differ only in the return address into them. */
+__attribute__((noinline)) static void via_x(struct walked *w)
+{
+    chain_a(w);
+    __asm__ volatile("" ::: "memory"); /* no tail call */
+}
+static volatile int via_y_calls; /* via_y's code differs, or gcc folds the two into one */
+__attribute__((noinline)) static void via_y(struct walked *w)
+{
+    via_y_calls++;
+    chain_a(w);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void check_callers(void)
+{
+    void (*volatile callers[2])(struct walked *) = {via_x, via_y};
+    uintptr_t into_via[2] = {0, 0}; /* frames[3]: the return address into via_x, via_y */
+    for (int i = 0; i < 8; i++) {
+        struct walked w;
+        memset(&w, 0, sizeof w);
+        callers[i & 1](&w);
+        check_chain(&w);
+        if (!into_via[i & 1])
+            into_via[i & 1] = w.frames[3];
+        CHECK(w.frames[3] == into_via[i & 1]);
+    }
+    CHECK(into_via[0] != into_via[1]);
+}
+
 static void *walker(void *arg)
 {
     (void)arg;
@@ -81,6 +114,8 @@ int main(void)
     memset(&w, 0, sizeof w);
     chain_a(&w);
     check_chain(&w);
+
+    check_callers();
 
     uintptr_t few[2];
     bool truncated = false;
