@@ -214,9 +214,6 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
  * segment now, not after two looks for idle heads. A buffer grown by realloc steps through
  * the classes one after another, and each step left an empty head behind (record 094). */
 void _fa_heap_realloc_left(fa_heap_t *heap, fa_page_t *page);
-/* The heap profiler started: the calling thread's queue heads stop taking its frees onto
- * `free`, which the profiler would not count (heads set up later never do). */
-void _fa_heap_profiling_started(void);
 /* The owner gives back the empty pages its queues keep at hand: those unused since its last
  * look (all of them with `all`). */
 void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all);

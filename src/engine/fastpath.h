@@ -1,7 +1,7 @@
 /* The inline malloc and free fast paths.
  *
- * Budget (x86-64, gcc -O2): malloc 14 instructions and free 29 when the block is the thread's
- * own, returns included; bench/callgrind_pair.sh counts 40 per malloc+free pair beyond the
+ * Budget (x86-64, gcc -O2): malloc 14 instructions and free 28 when the block is the thread's
+ * own, returns included; bench/callgrind_pair.sh counts 39 per malloc+free pair beyond the
  * calls themselves (16-128 bytes). Everything else goes out of line, and the out-of-line
  * functions take their arguments in the registers the fast path already holds them in (no
  * copies here).
@@ -63,16 +63,6 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
             fa_block_t *block = p;
             if (fa_unlikely(block->mark == fa_page_mark(page))) {
                 _fa_free_marked(p, page, caller);
-                return;
-            }
-            /* A queue's head: the block goes where the next malloc looks first. Its `used`
-             * stays as it is (it counts blocks on `free` as it counts live ones) and carries
-             * the pin, so it never reaches 0 here; `placed` counts the block put on `free`. */
-            if (fa_likely(page->push_free)) {
-                block->link = fa_link_encode(page->free);
-                page->free = block;
-                block->mark = fa_page_mark(page);
-                page->placed++;
                 return;
             }
             /* The mark last: stored next to the link, gcc packs the two into one vector store,

@@ -19,7 +19,6 @@
 #include "engine/mode_pages.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
-#include "profile/profile.h"
 
 static fa_heap_t *pool; /* heap structures not in use */
 static fa_heap_t *all_heaps;
@@ -86,7 +85,6 @@ static void queue_remove(fa_page_queue_t *q, fa_page_t *page)
     fa_page_queue_unlink(q, page);
     if (page->pinned) {
         page->pinned = 0;
-        page->push_free = 0;
         page->used--;
     }
 }
@@ -112,9 +110,6 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
     if (head && !head->pinned) {
         head->pinned = 1;
         head->used++;
-        /* The profiler counts a list as it is handed to the fast path (profile_pages.c): a
-         * block freed onto `free` would come back uncounted. */
-        head->push_free = !_fa_profiling;
     }
     fa_page_t *fast = head && !head->slow ? head : &_fa_page_empty;
     heap->bin_page[bin] = fast;
@@ -310,14 +305,6 @@ void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
 /* The most blocks, live or on `free`, a head may count for _fa_heap_realloc_left to walk its
  * `free` list: the walk stays short, and a page with more is rarely about to be empty. */
 #define FA_REALLOC_LEFT_MAX_BLOCKS 8
-
-void _fa_heap_profiling_started(void)
-{
-    fa_heap_t *heap = _fa_heap_tls;
-    for (size_t bin = 0; heap != &_fa_heap_empty && bin < FA_BINS; bin++)
-        if (heap->queues[bin].head)
-            heap->queues[bin].head->push_free = 0;
-}
 
 void _fa_heap_realloc_left(fa_heap_t *heap, fa_page_t *page)
 {

@@ -53,7 +53,6 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
     page->placed = 0;
     page->used = page->listed = 0;
     page->pinned = 0;
-    page->push_free = 0;
     page->sparse_at = 0;
     page->full_offset = 0;
     page->mesh_returns = 0;

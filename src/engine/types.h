@@ -165,10 +165,7 @@ typedef struct fa_page_s {
      * which tells the profiler, as a slow page's do (FA_OWNER_SLOW, thread word 0). Set and
      * cleared by the owner. */
     uint8_t prof_slow;
-    /* Set while the page is its queue's head and the heap profiler is off: the owner's frees
-     * push onto `free`, so that malloc hands back the block freed last (heap.c:
-     * queue_head_changed). Written by the owner only. */
-    uint8_t push_free;
+    uint8_t pad_flags;
     /* enum fa_page_state (the purger changes it while the page is free), alone in its word: the
      * compiler reads the flags above in one load, which must not take in a byte another thread
      * writes. */

@@ -117,8 +117,6 @@ __attribute__((constructor(101))) static void fa_constructor(void)
     }
     /* It loads the stack unwinder, which allocates: not before now. */
     _fa_profile_start();
-    if (_fa_profiling)
-        _fa_heap_profiling_started();
     _fa_started = true;
     /* The main thread's exit hook runs only if it calls pthread_exit: then the purger must
      * not keep the process alive (purge.c). */
