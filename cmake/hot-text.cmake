@@ -1,9 +1,9 @@
 # libfitalloc.so's code in two parts: first, right after the PLT, the functions a default-mode
-# program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then everything else (the lab,
-# the recorder, secure mode, meshing, reports, the cold parts of functions). The kernel maps a
-# library's code 64 KiB around each page a call faults in: spread over the whole code, the
-# default mode's functions kept all of it resident (docs/design.md, "Start-up"; a kernel that
-# maps large folios of the page cache whole may still map it all).
+# program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then, in a segment of its own,
+# everything else (the lab, the recorder, secure mode, meshing, reports, the cold parts of
+# functions). The kernel maps a library's code 64 KiB around each page a call faults in, or a
+# large folio of the page cache whole: spread over the whole code, or in one segment with it,
+# the default mode's functions kept all of it resident (docs/design.md, "Start-up").
 #
 # With -ffunction-sections each function is a section of its own; the linker script is the
 # linker's own default one for a shared library (ld --verbose), with those sections named at
@@ -74,7 +74,7 @@ else()
     string(REPLACE "${_fa_bss_rule}"
         "   *(.bss.fa_first)\n   *(.bss)\n   /* fitalloc: FA_BSS_APART's arrays last */\n${_fa_bss_rule}"
         _fa_script "${_fa_script}")
-    # The call-frame tables before the read-only data, which starts on a 64 KiB boundary: the
+    # The call-frame tables apart from the read-only data, which starts on a 64 KiB boundary: the
     # heap profiler reads the tables from the file (src/platform/eh_frame.c), and the kernel's
     # fault-around of a page of .rodata (the options' names, constants) brought all of them in
     # with it (docs/decisions/096-profile-cost-cut.md). Kept as it is if the lines differ.
@@ -85,10 +85,23 @@ else()
     string(JOIN "" _fa_ro ${_fa_ro})
     string(JOIN "" _fa_eh ${_fa_eh})
     string(REPLACE "  .rodata         : {" "  .rodata ALIGN(0x10000) : {" _fa_ro_apart "${_fa_ro}")
-    string(REPLACE "${_fa_ro}${_fa_eh}" "${_fa_eh}${_fa_ro_apart}" _fa_script "${_fa_script}")
+    string(REPLACE "${_fa_ro}${_fa_eh}" "${_fa_ro_apart}" _fa_script_split "${_fa_script}")
+    # The rest of the code in a segment of its own (.text.cold), after the call-frame tables: a
+    # kernel that maps a large folio of the page cache whole maps only its part inside the
+    # mapping that faulted, so a small process no longer has all the code resident (record 114).
+    # Valgrind makes nothing of a second section named .text; it names the functions of this one.
+    string(CONCAT _fa_split "  }\n  . = ALIGN(CONSTANT (MAXPAGESIZE));\n" "${_fa_eh}"
+                  "  . = ALIGN(CONSTANT (MAXPAGESIZE));\n  .text.cold      :\n  {\n")
+    if(NOT _fa_script_split STREQUAL _fa_script)
+        string(REPLACE "${_fa_hot}${_fa_rule}" "${_fa_hot}${_fa_split}${_fa_rule}" _fa_script
+            "${_fa_script_split}")
+    endif()
     set(_fa_script_file "${PROJECT_BINARY_DIR}/hot-text.ld")
     file(WRITE "${_fa_script_file}.new" "${_fa_script}")
     configure_file("${_fa_script_file}.new" "${_fa_script_file}" COPYONLY)
-    target_link_options(fitalloc PRIVATE "LINKER:-T,${_fa_script_file}" "LINKER:-fini=fa_no_fini")
+    # -z separate-code: code apart from read-only data (x86-64's default, not aarch64's), so
+    # that the two parts of the code are two segments.
+    target_link_options(fitalloc PRIVATE "LINKER:-T,${_fa_script_file}" "LINKER:-fini=fa_no_fini"
+        "LINKER:-z,separate-code")
     set_property(TARGET fitalloc APPEND PROPERTY LINK_DEPENDS "${_fa_script_file}")
 endif()

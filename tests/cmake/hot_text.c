@@ -4,9 +4,10 @@
  *
  *   hot_text                 the calls only
  *   hot_text <end> <rodata>  the calls with libfitalloc's code from the first page after the
- *                            file offset <end> on (beyond its default-mode code,
- *                            cmake/hot-text.cmake) and its read-only segment that holds the
- *                            file offset <rodata> (.rodata, .eh_frame: platform/compiler.h,
+ *                            file offset <end> on (beyond its default-mode code, the rest of
+ *                            the code in a mapping of its own: cmake/hot-text.cmake) and its
+ *                            read-only segments from there to the one that holds the file
+ *                            offset <rodata> (.eh_frame, .rodata: platform/compiler.h,
  *                            FA_STARTUP_CONST) made inaccessible: a call or a read there
  *                            prints its offset and ends the program with status 1
  *
@@ -97,7 +98,7 @@ static void threads_and_fork(void)
 static struct fence {
     uintptr_t lo, hi, offset;
     const char *what;
-} fences[2];
+} fences[4];
 
 static void put(const char *text)
 {
@@ -110,7 +111,7 @@ static void on_fault(int sig, siginfo_t *info, void *context)
     (void)sig, (void)context;
     uintptr_t at = (uintptr_t)info->si_addr;
     put("libfitalloc: ");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 4; i++) {
         if (at - fences[i].lo < fences[i].hi - fences[i].lo) {
             char text[64];
             snprintf(text, sizeof text, "%s at file offset %#lx\n", fences[i].what,
@@ -123,16 +124,17 @@ static void on_fault(int sig, siginfo_t *info, void *context)
     _exit(3);
 }
 
-/* Makes libfitalloc's code from the page after the file offset `end` on and its read-only
- * segment that holds the file offset `rodata` inaccessible. */
+/* Makes libfitalloc's code from the page after the file offset `end` on (its default-mode
+ * code's mapping past it, the mapping of the rest) and its read-only segments from there to the
+ * one that holds the file offset `rodata` (not .data.rel.ro's, after it) inaccessible. */
 static int fence(uintptr_t end, uintptr_t rodata)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
     if (!maps)
         return 2;
     char line[512];
-    int found = 0;
-    while (fgets(line, sizeof line, maps) && found < 2) {
+    int found = 0, data = 0;
+    while (fgets(line, sizeof line, maps) && found < 4) {
         uintptr_t lo, hi, offset;
         char perms[8], path[300] = "";
         if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %299s", &lo, &hi, perms, &offset, path) < 4 ||
@@ -141,16 +143,19 @@ static int fence(uintptr_t end, uintptr_t rodata)
         if (strcmp(perms, "r-xp") == 0 && end - offset < hi - lo) {
             uintptr_t from = (lo + (end - offset) + 4095) & ~(uintptr_t)4095;
             fences[found++] = (struct fence){from, hi, from - lo + offset, "code run"};
-        } else if (strcmp(perms, "r--p") == 0 && rodata - offset < hi - lo) {
+        } else if (strcmp(perms, "r-xp") == 0 && offset > end) {
+            fences[found++] = (struct fence){lo, hi, offset, "code run"};
+        } else if (strcmp(perms, "r--p") == 0 && offset > end && offset <= rodata) {
             fences[found++] = (struct fence){lo, hi, offset, "read-only data read"};
+            data |= rodata - offset < hi - lo;
         }
     }
     fclose(maps);
-    if (found != 2)
+    if (found < 2 || !data)
         return 2;
     struct sigaction action = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO};
     sigaction(SIGSEGV, &action, NULL);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < found; i++)
         if (fences[i].hi > fences[i].lo &&
             mprotect((void *)fences[i].lo, fences[i].hi - fences[i].lo, PROT_NONE) != 0)
             return 2;

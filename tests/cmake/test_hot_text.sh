@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # ctest labels: symbols
 # libfitalloc.so links the functions a default-mode program runs (cmake/hot-text.txt) first and
-# together, and has no DT_FINI (cmake/hot-text.cmake): the functions of the list lie in one
-# stretch of the code no longer than they are, and a program that makes the usual allocation
-# calls (hot_text.c) runs none of the code after it; nor does it read the segment of .rodata and
-# .eh_frame: what the default mode reads is in .data.rel.ro (FA_STARTUP_CONST,
-# src/platform/compiler.h). hot_text.c makes both inaccessible and fails at the first call or
-# read there: a function of the default mode missing from the list (tools/hot-text.sh makes it
-# again) shows so. And the small zero-initialised variables lie together, before the large
-# arrays (FA_BSS_APART).
+# together, the rest of the code in a segment of its own, and has no DT_FINI
+# (cmake/hot-text.cmake): the functions of the list lie in one stretch of the code no longer than
+# they are, and a program that makes the usual allocation calls (hot_text.c) runs none of the code
+# after it; nor does it read the segment of .rodata and .eh_frame: what the default mode reads is
+# in .data.rel.ro (FA_STARTUP_CONST, src/platform/compiler.h). hot_text.c makes both inaccessible
+# and fails at the first call or read there: a function of the default mode missing from the list
+# (tools/hot-text.sh makes it again) shows so. And the small zero-initialised variables lie
+# together, before the large arrays (FA_BSS_APART).
 # Usage: test_hot_text.sh [path/to/libfitalloc.so]  (default: $FITALLOC_LIB)
 set -euo pipefail
 
@@ -56,9 +56,16 @@ while read -r addr size type name; do
         exit 1
     fi
 done < <(nm -nS --defined-only "$lib")
-# Addresses to file offsets, by the executable segment.
-read -r seg_off seg_vaddr < <(readelf -lW "$lib" | awk '$1 == "LOAD" && / R E / { print $2, $3; exit }')
-seg_off=$((seg_off)) seg_vaddr=$((seg_vaddr))
+# Addresses to file offsets, by the executable segment. The rest of the code is in a segment
+# of its own: the listed functions end their segment.
+read -r seg_off seg_vaddr seg_size < <(readelf -lW "$lib" |
+    awk '$1 == "LOAD" && / R E / { print $2, $3, $5; exit }')
+seg_off=$((seg_off)) seg_vaddr=$((seg_vaddr)) seg_size=$((seg_size))
+if ((seg_vaddr + seg_size > hi + 64)); then
+    printf 'FAIL: %d bytes of code after the listed functions in their segment of %s\n' \
+        $((seg_vaddr + seg_size - hi)) "$lib" >&2
+    exit 1
+fi
 end=$((hi - seg_vaddr + seg_off))
 rodata=$(readelf -SW "$lib" | sed 's/^ *\[ *[0-9]*\] *//' | awk '$1 == ".rodata" { print $4 }')
 [[ -n "$rodata" ]] || { echo "FAIL: no .rodata in $lib" >&2; exit 1; }
