@@ -1,7 +1,8 @@
 """The timed real-program study (issue 38): programs Debian ships, each run on a generated input
-under every allocator, interleaved (round by round, the allocators' order rotated), each run's
-output checked against glibc's; time, CPU time (user + system, the program's children
-included) and peak RSS, and their geometric means against glibc.
+under every allocator, interleaved (round by round, the allocators' order shuffled in each round
+from a recorded seed), each run's output checked against glibc's; time, CPU time (user + system,
+the program's children included) and peak RSS, and their geometric means against glibc. Time and
+CPU time are paired: each round's ratio to glibc's run of the same round, the median over rounds.
 
 `bash tools/bench.sh --study programs` runs it alone (not in the default run). The inputs come
 from a scale (1: about 1-5 s a run on 2 cores; the bench's tests use a tiny one).
@@ -24,6 +25,7 @@ from . import allocators as al
 from . import study_programs as sp
 
 DEFAULT_SCALE = 1.0
+SEED = 38  # of the allocators' order in each round; programs.json records it and every order
 RUN_TIMEOUT_S = 120
 TIME = "/usr/bin/time"  # GNU time (Debian package time)
 
@@ -159,6 +161,7 @@ class Run:
     program: str
     allocator: str
     round: int
+    position: int  # in its round's order
     rc: int
     wall_s: float
     cpu_s: float
@@ -181,7 +184,7 @@ def _digest(stdout: bytes, work: str, outputs: tuple[str, ...]) -> str:
 
 
 def run_once(program: Timed, inv: sp.Invocation, alloc: al.Allocator, work: str,
-             base_env: dict[str, str], round_: int, prepared: set[str]) -> Run:
+             base_env: dict[str, str], round_: int, position: int, prepared: set[str]) -> Run:
     """Run the program once under `alloc`, in a work folder holding only its inputs. CPU time
     and peak RSS from GNU time (the program and the children it waited for: gcc's cc1, as);
     not from this Python's own wait4, whose child would carry our RSS across its exec."""
@@ -219,7 +222,7 @@ def run_once(program: Timed, inv: sp.Invocation, alloc: al.Allocator, work: str,
     text = err.decode(errors="replace")
     last = next((line for line in reversed(text.strip().splitlines())
                  if line.strip() and not line.startswith("Command exited")), "")
-    return Run(program.name, alloc.name, round_, rc, wall, cpu, peak_kib,
+    return Run(program.name, alloc.name, round_, position, rc, wall, cpu, peak_kib,
                _digest(stdout, work, program.outputs),
                "" if ok else f"exit {rc}" + (f": {last.strip()}" if last else ""))
 
@@ -236,8 +239,34 @@ def median(values: list[float]) -> float:
     return (s[n // 2] + s[(n - 1) // 2]) / 2 if n else float("nan")
 
 
+def order(allocs: list, seed: int, program: str, round_: int) -> list:
+    """The allocators' order in one round of a program: shuffled from the seed, the program's name
+    and the round, so that no allocator always runs right after the same one, and a subset of
+    the programs runs in the same orders."""
+    shuffled = list(allocs)
+    random.Random(f"{seed} {program} {round_}").shuffle(shuffled)
+    return shuffled
+
+
+def paired(runs: list[dict], allocator: str, key: str) -> float:
+    """The median over rounds of `allocator`'s run of one program against glibc's run of the same
+    round (`key` wall_s or cpu_s). A round runs every allocator back to back, so a pair shares
+    the machine's state, which moves far more between minutes than between neighbouring runs.
+    Rounds where either run failed or measured 0 are left out; nan if none is left."""
+    ref = {r["round"]: r[key] for r in runs
+           if r["allocator"] == "glibc" and not r["error"] and r[key] > 0}
+    return median([r[key] / ref[r["round"]] for r in runs
+                   if r["allocator"] == allocator and not r["error"] and r[key] > 0
+                   and r["round"] in ref])
+
+
+KEYS = (("wall_s", "time"), ("cpu_s", "CPU time"), ("peak_kib", "peak RSS"))
+MEASURES = tuple(k for k, _ in KEYS)
+PAIRED = ("wall_s", "cpu_s")
+
+
 def run(out_dir: str, allocs: list[al.Allocator], programs: list[Timed], scale: float,
-        rounds: int, log) -> dict:
+        rounds: int, log, seed: int = SEED) -> dict:
     """Every program under every allocator, `rounds` times, interleaved; the document of
     programs.json (runs, medians, ratios against glibc, failures, programs not run)."""
     root = os.path.join(out_dir, "programs")
@@ -245,7 +274,8 @@ def run(out_dir: str, allocs: list[al.Allocator], programs: list[Timed], scale: 
     base_env = {k: v for k, v in os.environ.items()
                 if k != "LD_PRELOAD" and not k.startswith(("FITALLOC_", "PYTHON"))}
     base_env["LC_ALL"] = "C"
-    doc: dict = {"scale": scale, "rounds": rounds, "allocators": [a.name for a in allocs],
+    doc: dict = {"scale": scale, "rounds": rounds, "seed": seed,
+                 "allocators": [a.name for a in allocs],
                  "programs": [], "missing": [], "failures": [], "runs": []}
     for program in programs:
         path = program.executable if os.path.isabs(program.executable) \
@@ -263,9 +293,8 @@ def run(out_dir: str, allocs: list[al.Allocator], programs: list[Timed], scale: 
         log(f"programs: {program.name}: {' '.join(inv.argv)[:100]}")
         runs: list[Run] = []
         for r in range(rounds):
-            order = allocs[r % len(allocs):] + allocs[:r % len(allocs)]
-            for alloc in order:
-                runs.append(run_once(program, inv, alloc, work, base_env, r, prepared))
+            for pos, alloc in enumerate(order(allocs, seed, program.name, r)):
+                runs.append(run_once(program, inv, alloc, work, base_env, r, pos, prepared))
         expected = {run.digest for run in runs if run.allocator == "glibc" and not run.error}
         for run in runs:
             if not run.error and expected and run.digest not in expected:
@@ -274,108 +303,134 @@ def run(out_dir: str, allocs: list[al.Allocator], programs: list[Timed], scale: 
                 doc["failures"].append(f"{program.name} under {run.allocator} (round "
                                        f"{run.round + 1}): {run.error}")
         doc["runs"] += [run.__dict__ for run in runs]
-        row = {"name": program.name, "what": program.what, "threads": program.threads,
-               "in_means": program.in_means, "command": " ".join(inv.argv), "allocators": {}}
-        for alloc in allocs:
-            mine = [x for x in runs if x.allocator == alloc.name and not x.error]
-            if mine:
-                row["allocators"][alloc.name] = {
-                    "wall_s": median([x.wall_s for x in mine]),
-                    "cpu_s": median([x.cpu_s for x in mine]),
-                    "peak_kib": median([x.peak_kib for x in mine])}
-        doc["programs"].append(row)
-    doc["geomean"] = _geomeans(doc)
+        doc["programs"].append(aggregate(program, inv, [run.__dict__ for run in runs], allocs))
+    doc["geomean"] = _geomeans(doc, "ratios")
+    doc["geomean_of_medians"] = _geomeans(doc, "ratios_of_medians")
     with open(os.path.join(root, "programs.json"), "w") as f:
         json.dump(doc, f, indent=1)
     return doc
 
 
-def _geomeans(doc: dict) -> dict:
-    """Per allocator, the geometric means over the programs (start-up apart) of time, CPU and
-    peak RSS against glibc's (programs where both ran clean)."""
+def aggregate(program: Timed, inv: sp.Invocation, runs: list[dict], allocs) -> dict:
+    """One program's row: per allocator the medians of its clean runs; its ratios to glibc
+    (time and CPU time paired round by round, peak RSS the ratio of the medians); and, as the
+    study printed them before, time and CPU time as the ratio of the medians."""
+    row = {"name": program.name, "what": program.what, "threads": program.threads,
+           "in_means": program.in_means, "command": " ".join(inv.argv), "allocators": {},
+           "ratios": {}, "ratios_of_medians": {}}
+    for alloc in allocs:
+        mine = [x for x in runs if x["allocator"] == alloc.name and not x["error"]]
+        if mine:
+            row["allocators"][alloc.name] = {k: median([x[k] for x in mine]) for k in MEASURES}
+    ref = row["allocators"].get("glibc")
+    for name, mine in (row["allocators"].items() if ref else ()):
+        of_medians = {k: mine[k] / ref[k] for k in MEASURES if ref[k] > 0 and mine[k] > 0}
+        ratios = {k: paired(runs, name, k) for k in PAIRED}
+        ratios = {k: v for k, v in ratios.items() if not math.isnan(v)}
+        if "peak_kib" in of_medians:
+            ratios["peak_kib"] = of_medians["peak_kib"]
+        row["ratios"][name] = ratios
+        row["ratios_of_medians"][name] = {k: v for k, v in of_medians.items() if k in PAIRED}
+    return row
+
+
+def _geomeans(doc: dict, field: str) -> dict:
+    """Per allocator, the geometric means over the programs (start-up apart) of a row's ratios
+    against glibc's (`field`: ratios, or ratios_of_medians)."""
     out = {}
     for name in doc["allocators"]:
-        ratios: dict[str, list[float]] = {"wall_s": [], "cpu_s": [], "peak_kib": []}
+        ratios: dict[str, list[float]] = {}
         for row in doc["programs"]:
-            if not row.get("in_means", True):
-                continue
-            mine, ref = row["allocators"].get(name), row["allocators"].get("glibc")
-            if mine and ref:
-                for k in ratios:
-                    if ref[k] > 0 and mine[k] > 0:
-                        ratios[k].append(mine[k] / ref[k])
+            if row.get("in_means", True):
+                for k, v in row[field].get(name, {}).items():
+                    ratios.setdefault(k, []).append(v)
         out[name] = {k: geomean(v) for k, v in ratios.items()}
     return out
 
 
+def _cell(ratios: dict, keys) -> str:
+    return " / ".join(f"{ratios[k]:.2f}" if k in ratios else "-" for k in keys)
+
+
+def _mean_cell(gm: dict, keys) -> str:
+    return " / ".join(f"{gm[k]:.3f}" if k in gm else "-" for k in keys)
+
+
 def table(doc: dict) -> list[str]:
     """The report's section: one row per program (time / CPU / peak RSS against glibc), the
-    geometric means, then what failed and what was not run."""
+    geometric means, then what failed and what was not run; then time and CPU time as the ratio
+    of the medians, for comparison."""
     names = doc["allocators"]
     lines = [f"## Real programs, timed (scale {doc['scale']:g}, {doc['rounds']} interleaved "
-             "rounds, medians)", "",
+             f"rounds, order shuffled from seed {doc.get('seed', '-')})", "",
              "Each cell: time / CPU time / peak RSS, against glibc's (glibc's own cell: "
-             "seconds / seconds / MiB). Lower is better.", "",
+             "medians in seconds / seconds / MiB). Time and CPU time are paired: the median over "
+             "rounds of each round's ratio to glibc's run in the same round; peak RSS is the "
+             "ratio of the medians. Lower is better.", "",
              "| program | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for row in doc["programs"]:
-        ref = row["allocators"].get("glibc")
         cells = []
         for name in names:
             mine = row["allocators"].get(name)
             if not mine:
                 cells.append("FAILED")
-            elif name == "glibc" or not ref:
+            elif name == "glibc" or name not in row["ratios"]:
                 cells.append(f"{mine['wall_s']:.2f} / {mine['cpu_s']:.2f} / "
                              f"{mine['peak_kib'] / 1024:.1f}")
             else:
-                cells.append(" / ".join(f"{mine[k] / ref[k]:.2f}" if ref[k] else "-"
-                                        for k in ("wall_s", "cpu_s", "peak_kib")))
+                cells.append(_cell(row["ratios"][name], MEASURES))
         lines.append(f"| {row['name']} | " + " | ".join(cells) + " |")
     gm = doc["geomean"]
-    lines.append("| **geometric mean** (start-up apart) | " + " | ".join(
-        " / ".join(f"{gm[n][k]:.3f}" for k in ("wall_s", "cpu_s", "peak_kib"))
-        for n in names) + " |")
+    lines.append("| **geometric mean** (start-up apart) | " +
+                 " | ".join(_mean_cell(gm[n], MEASURES) for n in names) + " |")
     lines.append("")
     lines += summary(doc)
     for f in doc["failures"]:
         lines.append(f"- FAILED: {f}")
     for m in doc["missing"]:
         lines.append(f"- {m}")
+    others = [n for n in names if n != "glibc"]
+    lines += ["", "Time / CPU time as the ratio of the medians over rounds (unpaired, as the study "
+              "reported them before; moved by the machine's state between rounds):", "",
+              "| program | " + " | ".join(others) + " |", "|---|" + "---|" * len(others)]
+    for row in doc["programs"]:
+        lines.append(f"| {row['name']} | " + " | ".join(
+            _cell(row["ratios_of_medians"].get(n, {}), PAIRED) for n in others) + " |")
+    lines.append("| **geometric mean** (start-up apart) | " + " | ".join(
+        _mean_cell(doc["geomean_of_medians"][n], PAIRED) for n in others) + " |")
+    lines.append("")
     return lines
-
-
-KEYS = (("wall_s", "time"), ("cpu_s", "CPU time"), ("peak_kib", "peak RSS"))
 
 
 def summary(doc: dict) -> list[str]:
     """The study in a few lines: each allocator's geometric means against glibc's, fitalloc's
     against the best peer's, the programs where fitalloc is more than 3 % slower than glibc, and
-    start-up against no preload (issue 38's criteria)."""
+    start-up against no preload (issue 38's criteria); time and CPU time paired."""
     gm, names = doc["geomean"], doc["allocators"]
     counted = [r for r in doc["programs"] if r.get("in_means", True)]
     lines = [f"Geometric means over {len(counted)} programs, against glibc (time / CPU time / "
-             "peak RSS):", ""]
+             "peak RSS; time and CPU time paired by round):", ""]
     for n in names:
-        lines.append(f"- {n}: " + " / ".join(f"{gm[n][k]:.3f}" for k, _ in KEYS))
+        lines.append(f"- {n}: " + _mean_cell(gm[n], MEASURES))
     peers = [n for n in names if n not in ("glibc", *al.FITALLOC_VARIANTS)]
     if "fitalloc" in names:
         lines.append("")
         for k, what in KEYS:
-            best = min(peers + ["glibc"], key=lambda n: gm[n][k])
+            have = [n for n in peers + ["glibc"] if k in gm[n]]
+            if k not in gm["fitalloc"] or not have:
+                continue
+            best = min(have, key=lambda n: gm[n][k])
             lines.append(f"- fitalloc's {what}: {gm['fitalloc'][k] / gm[best][k]:.3f} times "
                          f"the best peer's ({best})")
-        slower = []
-        for row in counted:
-            mine, ref = row["allocators"].get("fitalloc"), row["allocators"].get("glibc")
-            if mine and ref and mine["wall_s"] > 1.03 * ref["wall_s"]:
-                slower.append(f"{row['name']} {mine['wall_s'] / ref['wall_s']:.2f}")
+        slower = [f"{row['name']} {row['ratios']['fitalloc']['wall_s']:.2f}" for row in counted
+                  if row["ratios"].get("fitalloc", {}).get("wall_s", 0) > 1.03]
         lines.append("- programs where fitalloc takes more than 1.03 times glibc's time: " +
                      (", ".join(slower) if slower else "none"))
         for row in doc["programs"]:
-            mine, ref = row["allocators"].get("fitalloc"), row["allocators"].get("glibc")
-            if not row.get("in_means", True) and mine and ref:
-                lines.append(f"- {row['name']} (against no preload): " + " / ".join(
-                    f"{mine[k] / ref[k]:.2f}" if ref[k] else "-" for k, _ in KEYS))
+            mine = row["ratios"].get("fitalloc")
+            if not row.get("in_means", True) and mine:
+                lines.append(f"- {row['name']} (against no preload): " +
+                             _cell(mine, MEASURES))
     lines.append("")
     return lines
 

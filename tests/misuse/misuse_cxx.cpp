@@ -53,60 +53,50 @@ template <size_t N> static int double_delete_array()
     return MU_OK;
 }
 
-/* delete of a new[] block: frees 8 bytes past the start (after the cookie). */
-template <size_t N> static int delete_new_array()
+/* A block made in one form and released in another: the forms do not match (AddressSanitizer's
+ * alloc-dealloc-mismatch). The release gets the block through mu_launder, so that the compiler
+ * cannot pair the two. */
+template <class T, T *(*Make)(), void (*Release)(T *)> static int mismatch()
 {
-    Blob<N> *p = new Blob<N>[1];
-    mu_phase("bug");
-    delete launder_as(p);
-    return MU_OK;
-}
-
-/* delete[] of a new block: reads a "count" from the 8 bytes before it. */
-template <size_t N> static int delete_array_new()
-{
-    Blob<N> *p = new Blob<N>;
-    mu_phase("bug");
-    delete[] launder_as(p);
-    return MU_OK;
-}
-
-/* delete[] of a new block, free of a new block, delete of a malloc block: the forms that made
- * and release the block do not match (AddressSanitizer's alloc-dealloc-mismatch). */
-template <size_t N> static int delete_array_new_plain()
-{
-    Plain<N> *p = new Plain<N>;
-    mu_phase("bug");
-    delete[] launder_as(p);
-    return MU_OK;
-}
-
-template <size_t N> static int free_new()
-{
-    Plain<N> *p = new Plain<N>;
-    mu_phase("bug");
-    free(mu_launder(p));
-    return MU_OK;
-}
-
-template <size_t N> static int delete_malloc()
-{
-    Plain<N> *p = static_cast<Plain<N> *>(malloc(N));
+    T *p = Make();
     if (!p)
         return MU_NOMEM;
     mu_phase("bug");
-    delete launder_as(p);
+    Release(launder_as(p));
     return MU_OK;
 }
 
-/* delete through the wrong type: a Plain<N> deleted as a 64 bytes larger type (sized delete
- * with the other type's size), as delete (S *)new char with sizeof(S) = 72 does. */
-template <size_t N> static int delete_wrong_type()
+/* The forms. new T[1] of a Blob puts the count before the array; delete of it frees 8 bytes
+ * past the block's start, delete[] of a new Blob reads a "count" from the 8 bytes before it. */
+template <class T> static T *made_by_new()
 {
-    Plain<N> *p = new Plain<N>;
-    mu_phase("bug");
-    delete reinterpret_cast<Plain<N + 64> *>(mu_launder(p));
-    return MU_OK;
+    return new T;
+}
+template <class T> static T *made_by_new_array()
+{
+    return new T[1];
+}
+template <class T> static T *made_by_malloc()
+{
+    return static_cast<T *>(malloc(sizeof(T)));
+}
+template <class T> static void release_by_delete(T *p)
+{
+    delete p;
+}
+template <class T> static void release_by_delete_array(T *p)
+{
+    delete[] p;
+}
+template <class T> static void release_by_free(T *p)
+{
+    free(p);
+}
+/* delete through the wrong type: a type 64 bytes larger (sized delete with the other type's
+ * size), as delete (S *)new char with sizeof(S) = 72 does. */
+template <class T> static void release_as_larger(T *p)
+{
+    delete reinterpret_cast<Plain<sizeof(T) + 64> *>(p);
 }
 
 /* operator delete(p, n + 64) of operator new(n). */
@@ -137,23 +127,25 @@ struct cxx_case {
     int (*run[3])();
 };
 
+/* A case's three instances (the braces are the table's), made of a template of its own or of
+ * a mismatch's two forms. */
+#define AT_SIZES(fn) fn<8>, fn<4096>, fn<262144>
+#define MISMATCH_AT(T, make, release, n) mismatch<T<n>, make<T<n>>, release<T<n>>>
+#define MISMATCH(T, make, release)                                                                 \
+    MISMATCH_AT(T, make, release, 8), MISMATCH_AT(T, make, release, 4096),                         \
+        MISMATCH_AT(T, make, release, 262144)
+
 static const cxx_case cases[] = {
-    {"cxx-double-delete", {double_delete<8>, double_delete<4096>, double_delete<262144>}},
-    {"cxx-double-delete-array",
-     {double_delete_array<8>, double_delete_array<4096>, double_delete_array<262144>}},
-    {"cxx-delete-new-array",
-     {delete_new_array<8>, delete_new_array<4096>, delete_new_array<262144>}},
-    {"cxx-delete-array-new",
-     {delete_array_new<8>, delete_array_new<4096>, delete_array_new<262144>}},
-    {"cxx-sized-delete-wrong",
-     {sized_delete_wrong<8>, sized_delete_wrong<4096>, sized_delete_wrong<262144>}},
-    {"cxx-delete-interior", {delete_interior<8>, delete_interior<4096>, delete_interior<262144>}},
-    {"cxx-delete-array-new-plain",
-     {delete_array_new_plain<8>, delete_array_new_plain<4096>, delete_array_new_plain<262144>}},
-    {"cxx-free-new", {free_new<8>, free_new<4096>, free_new<262144>}},
-    {"cxx-delete-malloc", {delete_malloc<8>, delete_malloc<4096>, delete_malloc<262144>}},
-    {"cxx-delete-wrong-type",
-     {delete_wrong_type<8>, delete_wrong_type<4096>, delete_wrong_type<262144>}},
+    {"cxx-double-delete", {AT_SIZES(double_delete)}},
+    {"cxx-double-delete-array", {AT_SIZES(double_delete_array)}},
+    {"cxx-delete-new-array", {MISMATCH(Blob, made_by_new_array, release_by_delete)}},
+    {"cxx-delete-array-new", {MISMATCH(Blob, made_by_new, release_by_delete_array)}},
+    {"cxx-sized-delete-wrong", {AT_SIZES(sized_delete_wrong)}},
+    {"cxx-delete-interior", {AT_SIZES(delete_interior)}},
+    {"cxx-delete-array-new-plain", {MISMATCH(Plain, made_by_new, release_by_delete_array)}},
+    {"cxx-free-new", {MISMATCH(Plain, made_by_new, release_by_free)}},
+    {"cxx-delete-malloc", {MISMATCH(Plain, made_by_malloc, release_by_delete)}},
+    {"cxx-delete-wrong-type", {MISMATCH(Plain, made_by_new, release_as_larger)}},
 };
 
 int main(int argc, char **argv)
