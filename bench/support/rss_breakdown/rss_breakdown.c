@@ -5,11 +5,12 @@
  *   LD_PRELOAD="$PWD/rss_breakdown.so build/libfitalloc.so" program args...
  *
  * A thread of its own reads the process's RSS every millisecond; at each new high it sorts the
- * resident memory fitalloc holds (pagemap) by owner: the heap structures, the segments' headers
- * (their fields, page descriptors and page index), the provisioned part of each page in use
- * (with its blocks in use) and the rest of the segments (free pages not purged yet). At exit it
- * prints the breakdown of the highest sample to stderr; the rest of the RSS is the program's,
- * its stacks and the libraries. Used for record 110; a sample, so exact only to a few pages.
+ * resident memory fitalloc holds (/proc/self/pagemap: run as root) by owner: the heap
+ * structures, the segments' headers (their fields, page descriptors and page index), the
+ * resident part of each page in use (with its blocks in use) and the rest of the segments (free
+ * pages not purged yet). At exit it prints the breakdown of the highest sample to stderr; the
+ * rest of the RSS is the program's, its stacks and the libraries. RSS_BREAKDOWN_PAGES=1 lists
+ * the sample's pages too. Used for record 110; a sample, so exact only to a few pages.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
