@@ -38,6 +38,11 @@
 #include "platform/atomic.h"
 
 #define FA_TRAILER 16 /* the caller word and the size word */
+/* Every slot keeps its last 32 bytes from the program: the trailer and at least 16 canary bytes
+ * before it. A store up to 32 bytes before a block lands there, in the slot before it,
+ * whatever that slot holds: in a live block's data it could not be told from the program's own
+ * writes. */
+#define FA_SLOT_RESERVE (FA_TRAILER + 16)
 /* How much of a block the checks cover. An overflow is contiguous, so it crosses the first
  * canary bytes after the request first: FA_CANARY_SPAN of them see it, and the slack of a
  * medium block (up to a quarter of it) is not written on every malloc. A write after free
@@ -62,6 +67,11 @@
 
 bool _fa_secure;
 static uint8_t canary_byte;
+/* What a block's size word is stored XOR with, with the block's address (word_key): the
+ * secret, its lowest byte the canary byte. The decoded word's lowest byte is the block's, so
+ * the stored one is the canary byte: a store 32 bytes past an 8-byte block lands there, and a
+ * random byte of an encoded word would already hold the byte stored once in 256 stores. */
+static uintptr_t size_key;
 static bool protect_big; /* FITALLOC_SECURE_PROTECT (protect_held) */
 /* A freed block is zeroed, as hardened_malloc does: no old contents left to read, and a block
  * handed out again is zero where it was checked. */
@@ -148,6 +158,7 @@ const struct fa_mode_ops *_fa_secure_init(void)
     /* Bytes no program writes by accident often: neither 0 nor 0xff, and secret. */
     uint64_t r = _fa_os_random();
     canary_byte = (uint8_t)(0x80 | (r & 0x7e) | 1);
+    size_key = (_fa_list_secret & ~(uintptr_t)0xff) | canary_byte;
     fill_span = fa_option(secure_zero) ? SIZE_MAX : FA_FILL_SPAN;
     if (_fa_secure) {
         _fa_secure_guard_init();
@@ -166,28 +177,37 @@ FA_REPORT static void report(const char *caller, const void *p, const char *what
 
 /* ---- the size word and the canary ---- */
 
-/* The size word holds the request n shifted up past the block's state bits (freed, and the
- * form that made it: FA_ORIGIN_*), and above them 16 check bits of the caller word before it;
- * its top three bytes, which an underflow of the block after it writes first, are zero: any
- * byte written there makes the word invalid. The caller word holds the address the block's
- * malloc (new, ...) was called from, encoded with the secret, as AddressSanitizer's reports
- * say where a block was allocated; its check bits make it the last 8 canary bytes after the
- * request too. The caller word is written only by the page's owner, when it hands the block
- * out: the thread freeing the block keeps the address free was called from in its quarantine
- * (fa_held), so no other thread ever writes it. */
-#define FA_WORD_FREED 1
-#define FA_WORD_ORIGIN_SHIFT 1
-#define FA_WORD_STATE_BITS 3
+/* The size word, decoded, holds from its second byte up the block's state bits (freed, and the
+ * form that made it: FA_ORIGIN_*), the request n, and 16 check bits of the caller word before
+ * it; its lowest byte is the block address's (the canary byte as stored: size_key) and its top
+ * two bytes, which an underflow of the block after it writes first, are zero: any byte written
+ * there makes the word invalid. The caller word holds the address the block's malloc (new, ...) was called
+ * from, encoded with the secret, as AddressSanitizer's reports say where a block was
+ * allocated; its check bits make it the last 8 canary bytes after the request too. The caller
+ * word is written only by the page's owner, when it hands the block out: the thread freeing
+ * the block keeps the address free was called from in its quarantine (fa_held), so no other
+ * thread ever writes it. */
+#define FA_WORD_FREED ((uintptr_t)1 << 8)
+#define FA_WORD_STATE ((uintptr_t)7 << 8)
+#define FA_WORD_ORIGIN_SHIFT 9
+#define FA_WORD_SIZE_SHIFT 11
 #define FA_WORD_SIZE_BITS 21
-#define FA_WORD_CHECK_SHIFT (FA_WORD_STATE_BITS + FA_WORD_SIZE_BITS)
-#define FA_WORD_USED_BITS (FA_WORD_CHECK_SHIFT + 16)
+#define FA_WORD_CHECK_SHIFT (FA_WORD_SIZE_SHIFT + FA_WORD_SIZE_BITS)
+/* The bits of a valid decoded word that are those of its block's address: the lowest byte,
+ * and those above the check bits (zero). */
+#define FA_WORD_UNUSED (~(((uintptr_t)1 << (FA_WORD_CHECK_SHIFT + 16)) - 1) | 0xff)
 _Static_assert(FA_CLASS_MAX < (size_t)1 << FA_WORD_SIZE_BITS, "a request fits the size bits");
 
 __thread uintptr_t _fa_secure_caller;
 
+static inline uintptr_t word_key(uintptr_t block)
+{
+    return size_key ^ block;
+}
+
 static size_t word_n(uintptr_t decoded)
 {
-    return decoded >> FA_WORD_STATE_BITS & (((size_t)1 << FA_WORD_SIZE_BITS) - 1);
+    return decoded >> FA_WORD_SIZE_SHIFT & (((size_t)1 << FA_WORD_SIZE_BITS) - 1);
 }
 
 /* The 16 check bits of a caller word as stored. */
@@ -205,8 +225,9 @@ static uintptr_t origin_of(uintptr_t decoded)
 
 static uintptr_t size_word(uintptr_t block, size_t n, uintptr_t state, uintptr_t stored_caller)
 {
-    return (caller_check(stored_caller) << FA_WORD_CHECK_SHIFT | n << FA_WORD_STATE_BITS | state) ^
-           _fa_list_secret ^ block;
+    return (caller_check(stored_caller) << FA_WORD_CHECK_SHIFT | n << FA_WORD_SIZE_SHIFT | state |
+            (block & 0xff)) ^
+           word_key(block);
 }
 
 /* The caller word of a block with `room` bytes (as stored: encoded). */
@@ -358,23 +379,38 @@ static inline bool is_big(const fa_page_t *page)
  *     block but a big block's guard page;
  *   fill_end: where the fill of a free block ends (it starts after the link and mark); it
  *     covers a big block's first page at least, the part that stays accessible in the
- *     quarantine. */
+ *     quarantine;
+ *   tail_fill: where the fill of its last FA_TAIL_SPAN bytes before the trailer starts, in a
+ *     medium block the fill does not cover whole (room - FA_TRAILER: none). A store before
+ *     the block after it lands there, and the check of that block's neighbours reads it; a
+ *     big block has a guard page after it instead. */
 struct shape {
-    size_t room, fill_end;
+    size_t room, fill_end, tail_fill;
 };
 
 static inline struct shape shape_of(const fa_page_t *page)
 {
     size_t d = page->block_size;
     if (fa_likely(d <= FA_FILL_WHOLE)) /* not big, filled whole */
-        return (struct shape){d, d - FA_TRAILER};
+        return (struct shape){d, d - FA_TRAILER, d - FA_TRAILER};
     bool big = is_big(page);
     size_t room = d - (big ? FA_OS_PAGE : 0);
     size_t span = room <= FA_FILL_WHOLE ? SIZE_MAX : fill_span;
     if (big && span < FA_OS_PAGE - sizeof(fa_block_t))
         span = FA_OS_PAGE - sizeof(fa_block_t);
     size_t fill = room - FA_TRAILER - sizeof(fa_block_t);
-    return (struct shape){room, sizeof(fa_block_t) + (fill < span ? fill : span)};
+    size_t fill_end = sizeof(fa_block_t) + (fill < span ? fill : span);
+    size_t tail = room - FA_TRAILER - FA_TAIL_SPAN;
+    return (struct shape){room, fill_end, !big && fill_end < tail ? tail : room - FA_TRAILER};
+}
+
+/* A free block's fill: from its start (the free list writes its link and mark over the first
+ * bytes later) to fill_end, and its tail fill. */
+static inline __attribute__((always_inline)) void fill_set(uintptr_t b, struct shape shape)
+{
+    set_bytes((uint8_t *)b, shape.fill_end, fill_byte);
+    if (shape.tail_fill < shape.room - FA_TRAILER)
+        set_bytes((uint8_t *)b + shape.tail_fill, FA_TAIL_SPAN, fill_byte);
 }
 
 /* Where the canary after a request of n bytes in a block of d ends. */
@@ -409,11 +445,11 @@ static inline __attribute__((always_inline)) bool canaries_intact(uintptr_t b, s
 }
 
 /* A decoded size word is valid: a size the block holds, a form, the check bits of its caller
- * word, nothing above them. */
+ * word, nothing above them, and the block's lowest address byte in its own. */
 static inline __attribute__((always_inline)) bool word_valid(uintptr_t w, uintptr_t block,
                                                              size_t room)
 {
-    return w >> FA_WORD_USED_BITS == 0 && word_n(w) <= room - FA_TRAILER &&
+    return ((w ^ block) & FA_WORD_UNUSED) == 0 && word_n(w) <= room - FA_TRAILER &&
            origin_of(w) <= FA_ORIGIN_NEW_ARRAY &&
            (w >> FA_WORD_CHECK_SHIFT) == caller_check(*caller_word(block, room));
 }
@@ -423,8 +459,7 @@ static inline __attribute__((always_inline)) uintptr_t word_decoded(uintptr_t bl
 {
     /* Atomic: the thread that frees a block writes its word while the page's owner may be
      * reading it, in the underflow check of the block after it (either value is valid). */
-    uintptr_t w =
-        fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ _fa_list_secret ^ block;
+    uintptr_t w = fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ word_key(block);
     return word_valid(w, block, room) ? w : SIZE_MAX;
 }
 
@@ -490,8 +525,7 @@ FA_REPORT static void report_mismatch(const char *caller, const void *p, size_t 
  * valid) and, if it is freed and in this thread's quarantine, where it was freed. */
 static void tell_callers(uintptr_t block, size_t room, bool freed)
 {
-    uintptr_t w =
-        fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ _fa_list_secret ^ block;
+    uintptr_t w = fa_atomic_load_relaxed((const uintptr_t *)(block + room - 8)) ^ word_key(block);
     uintptr_t allocated_by =
         word_valid(w, block, room) ? *caller_word(block, room) ^ _fa_list_secret : 0;
     uintptr_t freed_by = 0;
@@ -546,11 +580,13 @@ static inline __attribute__((always_inline)) bool fill_intact(uintptr_t block, s
                      fill_byte);
 }
 
-/* A free block: its fill, and a size word that is still valid. */
+/* A free block: its fill, its tail fill, and a size word that is still valid. */
 static inline __attribute__((always_inline)) bool free_block_intact(uintptr_t block,
                                                                     struct shape shape)
 {
-    return word_size(block, shape.room) != SIZE_MAX && fill_intact(block, shape.fill_end);
+    return word_size(block, shape.room) != SIZE_MAX && fill_intact(block, shape.fill_end) &&
+           (shape.tail_fill == shape.room - FA_TRAILER ||
+            all_bytes((const uint8_t *)block + shape.tail_fill, FA_TAIL_SPAN, fill_byte));
 }
 
 /* ---- the neighbours of a block being freed ---- */
@@ -628,6 +664,19 @@ window_canary_or_zero(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to)
            canary_or_zero((const uint8_t *)s + lo, hi - lo);
 }
 
+/* The bytes of a free slot's fill [lo, hi) that also lie in [from, to): zero, or for a slot
+ * never handed out (which may be a live 0-byte block) canary or zero. */
+static inline __attribute__((always_inline)) bool
+fill_window_intact(uintptr_t s, size_t lo, size_t hi, size_t from, size_t to, bool fresh)
+{
+    lo = lo > from ? lo : from;
+    hi = hi < to ? hi : to;
+    if (lo >= hi)
+        return true;
+    return fresh ? canary_or_zero((const uint8_t *)s + lo, hi - lo)
+                 : all_bytes((const uint8_t *)s + lo, hi - lo, fill_byte);
+}
+
 /* The bytes in [from, to) of the slot at s, next to a block being freed by the page's owner,
  * where a write running off that block lands first (the slot before: its end; the slot after:
  * its start), are as the slot's size word w says: a live block's canaries, or a free slot's
@@ -649,12 +698,8 @@ slot_intact(const struct page_snapshot *pg, uintptr_t s, uintptr_t w, size_t fro
     if (from < sizeof(fa_block_t) && !free_head_valid(pg, fa_atomic_load_relaxed(&head[0]),
                                                       fa_atomic_load_relaxed(&head[1]), fresh))
         return false;
-    size_t lo = from > sizeof(fa_block_t) ? from : sizeof(fa_block_t);
-    size_t hi = to < pg->shape.fill_end ? to : pg->shape.fill_end;
-    if (lo >= hi)
-        return true;
-    return fresh ? canary_or_zero((const uint8_t *)s + lo, hi - lo)
-                 : all_bytes((const uint8_t *)s + lo, hi - lo, fill_byte);
+    return fill_window_intact(s, sizeof(fa_block_t), pg->shape.fill_end, from, to, fresh) &&
+           fill_window_intact(s, pg->shape.tail_fill, room - FA_TRAILER, from, to, fresh);
 }
 
 /* A damaged slot next to a block being freed: one freed (its word valid, saying so) was
@@ -668,7 +713,7 @@ static FA_COLD enum slot_state slot_damage(uintptr_t s, size_t room, uintptr_t w
      * its quarantine: a link and mark over the first bytes of a block read as live): the
      * damage seen is that thread's writes. */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if ((fa_atomic_load_acquire((const uintptr_t *)(s + room - 8)) ^ _fa_list_secret ^ s) != w)
+    if ((fa_atomic_load_acquire((const uintptr_t *)(s + room - 8)) ^ word_key(s)) != w)
         return SLOT_INTACT;
     return word_valid(w, s, room) && (w & FA_WORD_FREED) ? SLOT_WRITTEN_AFTER_FREE : SLOT_DAMAGED;
 }
@@ -676,8 +721,7 @@ static FA_COLD enum slot_state slot_damage(uintptr_t s, size_t room, uintptr_t w
 static inline __attribute__((always_inline)) enum slot_state
 slot_check(const struct page_snapshot *pg, uintptr_t s, size_t from, size_t to)
 {
-    uintptr_t w =
-        fa_atomic_load_acquire((const uintptr_t *)(s + pg->shape.room - 8)) ^ pg->secret ^ s;
+    uintptr_t w = fa_atomic_load_acquire((const uintptr_t *)(s + pg->shape.room - 8)) ^ word_key(s);
     if (fa_likely(slot_intact(pg, s, w, from, to)))
         return SLOT_INTACT;
     return slot_damage(s, pg->shape.room, w);
@@ -752,7 +796,7 @@ fa_block_t *_fa_secure_new_blocks(fa_page_t *page, char *first, size_t count, fa
     struct shape shape = shape_of(page);
     for (size_t i = 0; i < count; i++) {
         uintptr_t b = (uintptr_t)first + i * d;
-        set_bytes((uint8_t *)b, shape.fill_end, fill_byte);
+        fill_set(b, shape);
         *caller_word(b, shape.room) = 0;
         *(uintptr_t *)(b + shape.room - 8) = size_word(b, 0, 0, 0);
     }
@@ -820,7 +864,7 @@ static void *secure_malloc(fa_heap_t *heap, size_t n, size_t bin)
 bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
 {
     size_t d = shape_of(page).room;
-    if (n > d - FA_TRAILER)
+    if (n > d - FA_SLOT_RESERVE)
         return false;
     uintptr_t b = (uintptr_t)p;
     uintptr_t origin = origin_of(word_decoded(b, d)); /* checked by the caller */
@@ -833,8 +877,9 @@ bool _fa_secure_resize(fa_page_t *page, void *p, size_t n)
  * it is a large block. */
 static inline __attribute__((always_inline)) size_t secure_bin(size_t n, size_t alignment)
 {
-    /* At least 32 bytes: a free block's link and mark must not cover its trailer. */
-    size_t need = n + FA_TRAILER < 2 * FA_TRAILER ? 2 * FA_TRAILER : n + FA_TRAILER;
+    /* The request and the slot's reserve, which also keeps a free block's link and mark off
+     * its trailer; `n > max` below catches a sum that wraps. */
+    size_t need = n + FA_SLOT_RESERVE;
     if (need < alignment)
         need = alignment;
     /* Big blocks are only 16-byte aligned (types.h): aligned requests stop at the medium
@@ -1008,10 +1053,10 @@ void _fa_secure_free(fa_page_t *page, void *p, const char *caller, size_t size)
     if (size && size != n)
         _fa_fatal("fitalloc: %s(): size mismatch: %zu bytes given for the %zu-byte block at %p\n",
                   caller, size, n, p);
-    set_bytes((uint8_t *)p, shape.fill_end, fill_byte);
+    fill_set(b, shape);
     /* The word as it was, its check bits kept, freed (the form is no longer said). */
-    uintptr_t freed = w >> FA_WORD_STATE_BITS << FA_WORD_STATE_BITS | FA_WORD_FREED;
-    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8), freed ^ _fa_list_secret ^ b);
+    uintptr_t freed = (w & ~FA_WORD_STATE) | FA_WORD_FREED;
+    fa_atomic_store_release((uintptr_t *)(b + shape.room - 8), freed ^ word_key(b));
     fa_block_t *block = p;
     if (heap == &_fa_heap_empty)
         heap = _fa_heap_init_thread();
