@@ -101,6 +101,44 @@ static fa_page_t *queue_find_freed(fa_page_t *page)
     return NULL;
 }
 
+/* Point the class's direct slots (and its bin_page) at page. */
+static void point_slots(fa_heap_t *heap, size_t bin, fa_page_t *page)
+{
+    heap->bin_page[bin] = page;
+    size_t size = fa_bin_size(bin);
+    if (size > FA_DIRECT_MAX)
+        return;
+    size_t first = bin ? fa_bin_size(bin - 1) + 1 : 0;
+    for (size_t slot = first; slot <= size; slot++)
+        heap->direct[slot] = page;
+}
+
+/* Borrowed classes. A heap's first page of a class costs an OS page of memory at least, so a
+ * thread that allocates a few blocks in each of many classes (a short-lived worker, one of
+ * many threads) held a page per class: 24 classes, 96 KiB, for blocks of 8 to 512 bytes. Until
+ * its own page is needed, a class of the direct slots whose size is not a power of two borrows
+ * instead: its slots point at the head page of the power-of-two class above it (at most twice
+ * its size, and as well aligned), whose blocks serve it. The borrow ends for good, and the class
+ * opens its own page, the first time that head has no free block for it, or stops being the
+ * head: a class in real use has a page of its own after a few KiB of blocks. */
+enum fa_borrow { FA_BORROW_NONE, FA_BORROWING, FA_BORROW_ENDED };
+
+/* The power-of-two class a small class borrows from (itself if it is one). */
+static size_t lender_of(size_t bin)
+{
+    size_t size = fa_bin_size(bin);
+    return fa_bin_of((size_t)1 << (64 - __builtin_clzl(size - 1)));
+}
+
+/* The lender's head changed: a class borrowing it whose slots no longer name its head goes to
+ * the slow path at its next malloc, which ends the borrow. */
+static void lender_head_changed(fa_heap_t *heap, size_t lender, const fa_page_t *fast)
+{
+    for (size_t bin = lender; bin-- > 0 && lender_of(bin) == lender;)
+        if (heap->borrow[bin] == FA_BORROWING && heap->bin_page[bin] != fast)
+            point_slots(heap, bin, &_fa_page_empty);
+}
+
 /* After any change to a queue: pin its head and point the direct slots of its sizes at it. */
 static void queue_head_changed(fa_heap_t *heap, size_t bin)
 {
@@ -112,13 +150,37 @@ static void queue_head_changed(fa_heap_t *heap, size_t bin)
         head->used++;
     }
     fa_page_t *fast = head && !head->slow ? head : &_fa_page_empty;
-    heap->bin_page[bin] = fast;
-    size_t size = fa_bin_size(bin);
-    if (size > FA_DIRECT_MAX)
+    if (bin >= FA_SMALL_BINS) {
+        point_slots(heap, bin, fast);
         return;
-    size_t first = bin ? fa_bin_size(bin - 1) + 1 : 0;
-    for (size_t slot = first; slot <= size; slot++)
-        heap->direct[slot] = fast;
+    }
+    if (head && heap->borrow[bin] == FA_BORROWING)
+        heap->borrow[bin] = FA_BORROW_ENDED;
+    if (heap->borrow[bin] != FA_BORROWING)
+        point_slots(heap, bin, fast);
+    if (lender_of(bin) == bin)
+        lender_head_changed(heap, bin, fast);
+}
+
+/* A page for a class the heap has no page of: the head of its lender's queue, which the class
+ * borrows from now on, when it may (above). NULL: the class opens a page of its own. */
+static fa_page_t *borrow_page(fa_heap_t *heap, size_t bin)
+{
+    if (fa_bin_size(bin) >= FA_DIRECT_MAX || heap->borrow[bin] != FA_BORROW_NONE ||
+        _fa_pages_slow || fa_mode_pages())
+        return NULL;
+    size_t lender = lender_of(bin);
+    if (lender == bin)
+        return NULL;
+    heap->borrow[bin] = FA_BORROWING;
+    fa_page_t *page = _fa_heap_find_page(heap, lender);
+    /* An abandoned segment adopted meanwhile may have brought the class pages of its own. */
+    if (!page || page->slow || page != heap->queues[lender].head || heap->queues[bin].head) {
+        heap->borrow[bin] = FA_BORROW_ENDED;
+        return NULL;
+    }
+    point_slots(heap, bin, page);
+    return page;
 }
 
 static void release_page(fa_heap_t *heap, fa_page_t *page)
@@ -535,6 +597,10 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
     _fa_heap_settle_sparse(heap, false);
     fa_page_queue_t *q = &heap->queues[bin];
     fa_page_t *page;
+    if (bin < FA_SMALL_BINS && heap->borrow[bin] == FA_BORROWING)
+        heap->borrow[bin] = FA_BORROW_ENDED; /* its lender had no block for it */
+    else if (!q->head && (page = borrow_page(heap, bin)))
+        return page;
     for (;;) {
         while ((page = q->head)) {
             /* Freed blocks (the owner's, then remote ones) wait until `free` is used up. */
@@ -707,6 +773,7 @@ fa_heap_t *_fa_heap_init_thread(void)
     memset(&heap->full, 0, sizeof heap->full);
     memset(heap->segments, 0, sizeof heap->segments);
     memset(heap->idle_head, 0, sizeof heap->idle_head);
+    memset(heap->borrow, 0, sizeof heap->borrow);
     heap->sparse_count = 0;
     heap->pool_next = NULL;
     heap->next_purge = 0;

@@ -387,7 +387,9 @@ typedef struct fa_sparse_candidate_s {
 /* A thread's heap. Only its thread touches it, except `notified_pages` (atomic stack). */
 typedef struct fa_heap_s {
     /* n -> the page that serves n bytes, one slot per byte count rather than per class, so
-     * that malloc indexes it with n itself (no rounding: two instructions less); 8 KiB. */
+     * that malloc indexes it with n itself (no rounding: two instructions less); 8 KiB. A
+     * class's slots name its queue's head, the empty page, or while the class borrows
+     * (heap.c), the head of the power-of-two class above it. */
     fa_page_t *direct[FA_DIRECT_SLOTS];
     /* bin -> its queue's head as the direct slots hold it (the empty page when there is none
      * or it is slow): malloc pops from it for the sizes above FA_DIRECT_MAX. */
@@ -408,6 +410,9 @@ typedef struct fa_heap_s {
     uint32_t sparse_first, sparse_count, sparse_seen;
     uint32_t idle_ticks;      /* slow-path calls (heap.c: maybe_release_idle_heads) */
     uint32_t idle_ticks_seen; /* idle_ticks at the last look for idle heads */
+    /* Per small class, enum fa_borrow (heap.c): whether its mallocs are served, for now, from
+     * the head page of the power-of-two class above it. Beside the fields a new heap sets. */
+    uint8_t borrow[FA_SMALL_BINS];
     /* Each queue's head and its `placed` at the last look for idle heads (heap.c), when the
      * next look is due (ms), and the slow-path calls counted towards the next clock reading. */
     fa_page_t *idle_head[FA_BINS];

@@ -89,8 +89,8 @@ static void double_free_after_reuse(void *arg)
 static void double_free_sized(void *arg)
 {
     (void)arg;
-    fa_free_sized(victim, 48);
-    fa_free_sized(victim, 48);
+    fa_free_sized(victim, 64);
+    fa_free_sized(victim, 64);
 }
 
 static void *free_it(void *p)
@@ -127,7 +127,7 @@ static void double_free_released_page(void *arg)
 static void free_never_allocated(void *arg)
 {
     (void)arg;
-    fa_free((char *)victim + 48); /* the next block of the page: provisioned, never handed out */
+    fa_free((char *)victim + 64); /* the next block of the page: provisioned, never handed out */
 }
 
 static void free_interior(void *arg)
@@ -210,11 +210,11 @@ int main(void)
         }
         fa_free(p);
     }
-    void *p = prepare(48);
+    void *p = prepare(64);
     EXPECT("double free_sized", double_free_sized,
-           "fitalloc: free_sized(): double free of %p (48-byte block)", p);
+           "fitalloc: free_sized(): double free of %p (64-byte block)", p);
     EXPECT("free of a block never handed out", free_never_allocated,
-           "fitalloc: free(): double free of %p (48-byte block)", (char *)p + 48);
+           "fitalloc: free(): double free of %p (64-byte block)", (char *)p + 64);
     EXPECT("interior pointer", free_interior, "fitalloc: free(): invalid pointer %p",
            (char *)p + 16);
     EXPECT("segment header", free_header, "fitalloc: free(): invalid pointer 0x");

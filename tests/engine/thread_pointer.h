@@ -48,8 +48,9 @@ static void hold_blocks(void)
 {
     holder_self = pthread_self();
     for (int i = 0; i < BLOCKS; i++)
-        CHECK((held[i] = fa_malloc(200)) != NULL);
-    /* One page holds them all (a small page has room for hundreds). */
+        CHECK((held[i] = fa_malloc(256)) != NULL);
+    /* One page holds them all (a small page has room for hundreds; a power-of-two class, whose
+     * first blocks do not come from a page of the class above, heap.c: borrowed classes). */
     for (int i = 1; i < BLOCKS; i++)
         CHECK_EQ(page_of(held[i]).start, page_of(held[0]).start);
     CHECK_EQ(page_of(held[0]).used, BLOCKS);
