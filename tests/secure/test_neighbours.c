@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "block_set.h"
 #include "check.h"
 #include "child.h"
 #include "fitalloc.h"
@@ -43,21 +44,7 @@ static void flip_and_free(void *arg)
 
 static bool allocated(const char *p)
 {
-    for (size_t i = 0; i < COUNT; i++)
-        if (blocks[i] == p)
-            return true;
-    return false;
-}
-
-/* The slot size: the smallest distance between two blocks of the class. */
-static size_t slot_size(void)
-{
-    size_t d = SIZE_MAX;
-    for (size_t i = 0; i < COUNT; i++)
-        for (size_t j = 0; j < COUNT; j++)
-            if (blocks[j] > blocks[i] && (size_t)(blocks[j] - blocks[i]) < d)
-                d = (size_t)(blocks[j] - blocks[i]);
-    return d;
+    return fa_test_in_blocks(blocks, COUNT, p);
 }
 
 /* A block whose slots before and after hold blocks too, none of them taken already. */
@@ -148,7 +135,7 @@ static void neighbours_of(size_t n)
         fillers[i] = fa_malloc(1000);
         CHECK(fillers[i] != NULL);
     }
-    size_t d = slot_size();
+    size_t d = fa_test_slot_size(blocks, COUNT);
     char *middle[STATES];
     for (size_t st = 0; st < STATES; st++) {
         middle[st] = middle_of_three(d, middle, st);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "block_set.h"
 #include "check.h"
 #include "child.h"
 #include "engine/size_class.h"
@@ -39,14 +40,6 @@ static void store_and_free(void *arg)
     fa_free(block);
 }
 
-static bool allocated(const char *p)
-{
-    for (size_t i = 0; i < count; i++)
-        if (blocks[i] == p)
-            return true;
-    return false;
-}
-
 /* Blocks of n bytes, up to 4 MiB of them (8 at least), and the slot size: the smallest distance
  * between two of them (blocks of two pages lie farther apart). */
 static size_t allocate(size_t n)
@@ -57,11 +50,7 @@ static size_t allocate(size_t n)
         blocks[i] = fa_malloc(n);
         CHECK(blocks[i] != NULL);
     }
-    size_t d = SIZE_MAX;
-    for (size_t i = 0; i < count; i++)
-        for (size_t j = 0; j < count; j++)
-            if (blocks[j] > blocks[i] && (size_t)(blocks[j] - blocks[i]) < d)
-                d = (size_t)(blocks[j] - blocks[i]);
+    size_t d = fa_test_slot_size(blocks, count);
     CHECK(d != SIZE_MAX);
     return d;
 }
@@ -87,7 +76,7 @@ static void stores_before(size_t n, size_t tries, bool freed)
     bool guarded = n + 32 > FA_MEDIUM_MAX;
     for (size_t i = 0; i < count && (tried < tries || (freed && !freed_before)); i++) {
         char *b = blocks[i] + d;
-        if (!allocated(b))
+        if (!fa_test_in_blocks(blocks, count, b))
             continue;
         if (tried < tries) {
             expect_report(b, n, "live", "underflow");
