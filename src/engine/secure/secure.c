@@ -410,35 +410,33 @@ static inline __attribute__((always_inline)) void fill_set(uintptr_t b, struct s
         set_bytes((uint8_t *)b + shape.tail_fill, FA_TAIL_SPAN, FA_FILL_BYTE);
 }
 
-/* Where the canary after a request of n bytes in a block of d ends. */
-static inline size_t canary_end(size_t n, size_t d)
-{
-    return n + FA_CANARY_SPAN < d - FA_TRAILER ? n + FA_CANARY_SPAN : d - FA_TRAILER;
-}
-
-/* Where the tail canary starts: the last FA_TAIL_SPAN bytes before the size word are canary
- * too, when the request leaves them (an underflow of the next block crosses them first: a
+/* The canary after a request of n bytes in a block of d: every byte from n to the trailer when
+ * they are FA_CANARY_SPAN + FA_TAIL_SPAN or fewer, as one range; else the first FA_CANARY_SPAN
+ * of them and the last FA_TAIL_SPAN (an underflow of the next block crosses those first: a
  * store 32 bytes before a block lands there, not in the slack no one checks). */
-static inline size_t tail_start(size_t n, size_t d)
+static inline bool canary_split(size_t n, size_t d)
 {
-    size_t end = canary_end(n, d);
-    return d - FA_TRAILER > end + FA_TAIL_SPAN ? d - FA_TRAILER - FA_TAIL_SPAN : end;
+    return d - FA_TRAILER - n > FA_CANARY_SPAN + FA_TAIL_SPAN;
 }
 
-/* Both canaries of a request of n bytes in a block of d. */
 static inline __attribute__((always_inline)) void canaries_set(uintptr_t b, size_t n, size_t d)
 {
-    set_bytes((uint8_t *)b + n, canary_end(n, d) - n, canary_byte);
-    size_t tail = tail_start(n, d);
-    if (tail < d - FA_TRAILER)
-        set_bytes((uint8_t *)b + tail, d - FA_TRAILER - tail, canary_byte);
+    size_t end = d - FA_TRAILER;
+    if (!canary_split(n, d)) {
+        set_bytes((uint8_t *)b + n, end - n, canary_byte);
+        return;
+    }
+    set_bytes((uint8_t *)b + n, FA_CANARY_SPAN, canary_byte);
+    set_bytes((uint8_t *)b + end - FA_TAIL_SPAN, FA_TAIL_SPAN, canary_byte);
 }
 
 static inline __attribute__((always_inline)) bool canaries_intact(uintptr_t b, size_t n, size_t d)
 {
-    size_t tail = tail_start(n, d);
-    return all_bytes((const uint8_t *)b + n, canary_end(n, d) - n, canary_byte) &&
-           all_bytes((const uint8_t *)b + tail, d - FA_TRAILER - tail, canary_byte);
+    size_t end = d - FA_TRAILER;
+    if (!canary_split(n, d))
+        return all_bytes((const uint8_t *)b + n, end - n, canary_byte);
+    return all_bytes((const uint8_t *)b + n, FA_CANARY_SPAN, canary_byte) &&
+           all_bytes((const uint8_t *)b + end - FA_TAIL_SPAN, FA_TAIL_SPAN, canary_byte);
 }
 
 /* A decoded size word is valid: the block's lowest address byte in its own, the check bits of
@@ -721,9 +719,13 @@ slot_intact(const struct page_snapshot *pg, uintptr_t s, uintptr_t w, size_t fro
     if (!word_valid(w, s, room))
         return false;
     size_t n = word_n(w);
-    if (n && !(w & FA_WORD_FREED))
-        return window_canary_or_zero(s, n, canary_end(n, room), from, to) &&
-               window_canary_or_zero(s, tail_start(n, room), room - FA_TRAILER, from, to);
+    if (n && !(w & FA_WORD_FREED)) {
+        size_t end = room - FA_TRAILER;
+        if (!canary_split(n, room))
+            return window_canary_or_zero(s, n, end, from, to);
+        return window_canary_or_zero(s, n, n + FA_CANARY_SPAN, from, to) &&
+               window_canary_or_zero(s, end - FA_TAIL_SPAN, end, from, to);
+    }
     const uintptr_t *head = (const uintptr_t *)s;
     bool fresh = !(w & FA_WORD_FREED);
     if (from < sizeof(fa_block_t) && !free_head_valid(pg, fa_atomic_load_relaxed(&head[0]),
