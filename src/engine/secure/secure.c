@@ -578,9 +578,12 @@ _Static_assert(FA_ALIGN == 16 && FA_TRAILER % 16 == 0 && FA_TAIL_SPAN % 16 == 0 
                    FA_FILL_SPAN % 16 == 0 && FA_OS_PAGE % 16 == 0 && sizeof(fa_block_t) == 16,
                "fills start and end on 16-byte boundaries");
 
-static bool zeros_long(const fa_vec16 *v, size_t k)
+/* An aligned load of 16 bytes, whatever the program stored there. */
+typedef uint64_t fa_vec16_any __attribute__((vector_size(16), may_alias));
+
+static bool zeros_long(const fa_vec16_any *v, size_t k)
 {
-    fa_vec16 a = v[k - 4] | v[k - 3], b = v[k - 2] | v[k - 1];
+    fa_vec16_any a = v[k - 4] | v[k - 3], b = v[k - 2] | v[k - 1];
     for (size_t i = 0; i + 4 <= k; i += 4) {
         a |= v[i] | v[i + 1];
         b |= v[i + 2] | v[i + 3];
@@ -592,13 +595,13 @@ static bool zeros_long(const fa_vec16 *v, size_t k)
 static inline __attribute__((always_inline)) bool zeros(uintptr_t from, size_t len)
 {
     FA_ASSERT(from % 16 == 0 && len % 16 == 0);
-    const fa_vec16 *v = (const fa_vec16 *)from;
+    const fa_vec16_any *v = (const fa_vec16_any *)from;
     size_t k = len / 16;
     if (k >= 4)
         return zeros_long(v, k);
     if (k == 0)
         return true;
-    fa_vec16 a = v[0] | v[k / 2] | v[k - 1]; /* the first, middle and last cover 1 to 3 */
+    fa_vec16_any a = v[0] | v[k / 2] | v[k - 1]; /* the first, middle and last cover 1 to 3 */
     return (a[0] | a[1]) == 0;
 }
 
