@@ -1,9 +1,10 @@
-# libfitalloc.so's code in two parts: first, right after the PLT, the functions a default-mode
-# program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then, in a segment of its own,
-# everything else (the lab, the recorder, secure mode, meshing, reports, the cold parts of
-# functions). The kernel maps a library's code 64 KiB around each page a call faults in, or a
-# large folio of the page cache whole: spread over the whole code, or in one segment with it,
-# the default mode's functions kept all of it resident (docs/design.md, "Start-up").
+# libfitalloc.so's code in three parts: first, right after the PLT, the functions a default-mode
+# program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then the heap profiler's, then,
+# in a segment of its own, everything else (the lab, the recorder, secure mode, meshing,
+# reports, the cold parts of functions). The kernel maps a library's code 64 KiB around each
+# page a call faults in, or a large folio of the page cache whole: spread over the whole code,
+# or in one segment with it, the default mode's functions kept all of it resident
+# (docs/design.md, "Start-up").
 #
 # With -ffunction-sections each function is a section of its own; the linker script is the
 # linker's own default one for a shared library (ld --verbose), with those sections named at

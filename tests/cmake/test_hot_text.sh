@@ -73,11 +73,13 @@ rodata=$((16#$rodata))
 
 # The heap profiler's segments (.text.profile, .rodata.profile): file offsets [prof_from, prof_to).
 read -r prof_from prof_to < <(readelf -lW "$lib" | awk '
-    $1 == "LOAD" { n++; off[n] = $2; size[n] = $5 }
+    /^ +[A-Z_]+ +0x/ { n++; off[n] = $2; size[n] = $5 } # every program header, numbered from 1
     /^ *[0-9]+ +\.text\.profile *$/ { t = $1 + 1 } /^ *[0-9]+ +\.rodata\.profile *$/ { r = $1 + 1 }
     END { if (t && r == t + 1) print off[t], off[r], size[r] }')
-[[ -n "$prof_from" ]] ||
-    { echo "FAIL: no segments .text.profile and .rodata.profile, in that order, in $lib" >&2; exit 1; }
+if [[ -z "$prof_from" ]]; then
+    echo "FAIL: no segments .text.profile and .rodata.profile, in that order, in $lib" >&2
+    exit 1
+fi
 prof_to=$((${prof_to% *} + ${prof_to#* }))
 
 "${CC:-cc}" -O2 -pthread -fno-builtin -o "$work/hot_text" "$(dirname "$0")/hot_text.c"
@@ -108,13 +110,17 @@ fenced() {
     exit 1
 }
 # A clean environment: a FITALLOC_* variable (the test's own) makes the options' names read.
-fenced "listed code up to file offset $end" env -i LD_PRELOAD="$lib" "$work/hot_text" "$end" "$rodata"
+fenced "listed code up to file offset $end" \
+    env -i LD_PRELOAD="$lib" "$work/hot_text" "$end" "$rodata"
 # Profiled, sampling often: the profiler's segments are all it runs and reads beyond the
 # default mode's code (its files written at exit and by the fork's child included).
 fenced "profiled, code beyond file offset $end outside the profiler's segments" \
     env -i LD_PRELOAD="$lib" FITALLOC_PROFILE="$work/p" FITALLOC_PROFILE_RATE=4K \
     "$work/hot_text" "$end" "$rodata" "$prof_from" "$prof_to"
-ls "$work"/p.*.peak.heap >/dev/null 2>&1 || { echo "FAIL: the profiled run wrote no profile" >&2; exit 1; }
+if ! ls "$work"/p.*.peak.heap >/dev/null 2>&1; then
+    echo "FAIL: the profiled run wrote no profile" >&2
+    exit 1
+fi
 printf 'ok: %d bytes of listed functions in %d bytes, nothing beyond them run, nothing of\n' \
     "$total" $((hi - lo))
 echo "    .rodata read; profiled, nothing beyond the profiler's segments"
