@@ -165,8 +165,8 @@ void *_fa_calloc(size_t count, size_t size)
     if (total > FA_CLASS_MAX)
         return _fa_mode->large(total, FA_ALIGN, true);
     /* malloc's paths, with a look at whether the block comes from zero memory: then only its
-     * link word is written (the pop cleared its mark). glibc skips memory fresh from the
-     * kernel too; clearing it all cost g++ write misses (record 124). */
+     * link word is written (the pop cleared its mark), as glibc and mimalloc leave memory fresh
+     * from the kernel alone (record 124). */
     fa_heap_t *heap = _fa_heap_tls;
     fa_page_t *page =
         total <= FA_DIRECT_MAX ? heap->direct[total] : heap->bin_page[fa_bin_of(total)];
