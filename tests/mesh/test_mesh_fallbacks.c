@@ -178,6 +178,13 @@ static void work(const char *name)
     if (strcmp(name, "own-uffd") == 0 && !register_blocks_elsewhere())
         exit(SKIP);
     free_most(5);
+    /* Runs of 128 neighbouring blocks freed whole: frames without a live block to give back. */
+    if (strcmp(name, "merge-off") == 0)
+        for (size_t i = 0; i < count; i++)
+            if (blocks[i] && i / 128 % 2) {
+                fa_free(blocks[i]);
+                blocks[i] = NULL;
+            }
     for (int pass = 0; pass < 8; pass++)
         fa_collect();
     check_blocks();
@@ -186,7 +193,8 @@ static void work(const char *name)
         strcmp(name, "own-uffd") == 0 || strcmp(name, "merge-off") == 0)
         CHECK_EQ(s.mesh_merges, 0);
     if (strcmp(name, "merge-off") == 0)
-        CHECK(s.mesh_returned > 0);
+        CHECK_MSG(s.mesh_returned >= 64 * 4096, "%llu bytes given back, 64 frames expected",
+                  (unsigned long long)s.mesh_returned);
     if (strcmp(name, "huge") == 0)
         CHECK_EQ(s.mesh_detached, 0);
     if (strcmp(name, "segv-fork") == 0 && s.mesh_merges == 0)
