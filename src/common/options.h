@@ -19,6 +19,8 @@
       "heaps of exited threads kept whole for the next threads (0: give their pages away)")        \
     X(page_pool, "PAGE_POOL", FA_OPT_BOOL, 1, 0,                                                   \
       "full pages their own and other threads free into go to a pool any thread takes from")       \
+    X(block_loans, "BLOCK_LOANS", FA_OPT_BOOL, 0, 0,                                               \
+      "a thread short of blocks takes those freed into an idle thread's page before new memory")   \
     X(large_cache, "LARGE_CACHE", FA_OPT_SIZE, 64 << 20, 0,                                        \
       "bytes of freed large blocks kept mapped for reuse")                                         \
     X(huge_pages, "HUGE_PAGES", FA_OPT_BOOL, 0, 0,                                                 \

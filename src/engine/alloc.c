@@ -30,8 +30,13 @@ void *_fa_core_malloc(size_t n)
     }
     if (n > FA_CLASS_MAX)
         return _fa_large_alloc(n, FA_ALIGN, false);
-    fa_page_t *page = _fa_heap_find_page(heap, fa_bin_of(n));
+    size_t bin = fa_bin_of(n);
+    if (fa_unlikely(heap->loan[bin] != NULL))
+        return _fa_heap_loan_pop(heap, bin);
+    fa_page_t *page = _fa_heap_find_page(heap, bin);
     if (!page) {
+        if (heap->loan[bin])
+            return _fa_heap_loan_pop(heap, bin);
         errno = ENOMEM;
         return NULL;
     }

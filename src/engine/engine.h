@@ -196,6 +196,8 @@ void _fa_page_pool_freed(fa_page_t *page, uintptr_t xfree);
 void _fa_page_pool_sweep(uint64_t now, bool force, long *next);
 
 /* heap.c */
+/* A block of the heap's loan of class bin (not empty), handed out. */
+void *_fa_heap_loan_pop(fa_heap_t *heap, size_t bin);
 fa_heap_t *_fa_heap_init_thread(void);
 /* The thread's heap for its remote-free counters: made at its first remote free, but not once
  * the thread has ended (NULL then). */
@@ -209,6 +211,8 @@ void _fa_heap_abandon_mine(void);
 void _fa_heap_thread_ended(void);
 /* Abandon the heaps parked for longer than FITALLOC_PURGE_DELAY * 10 ms (all if force). */
 void _fa_heaps_unpark_expired(uint64_t now, bool force, long *next);
+/* A page of class bin with a block to pop, made the head of its queue; NULL: no memory, or
+ * the heap took a loan of blocks of the class instead of fresh memory (heap->loan[bin]). */
 fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin);
 /* A realloc moved a block out of page: a head of ours left with no block live goes back to its
  * segment now, not after two looks for idle heads. A buffer grown by realloc steps through

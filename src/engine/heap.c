@@ -17,8 +17,10 @@
 #include "common/options.h"
 #include "engine/engine.h"
 #include "engine/mode_pages.h"
+#include "engine/free_list.h"
 #include "engine/size_class.h"
 #include "platform/atomic.h"
+#include "profile/profile.h"
 
 static fa_heap_t *pool; /* heap structures not in use */
 static fa_heap_t *all_heaps;
@@ -42,7 +44,7 @@ static fa_heap_t *carve_heap_locked(void)
     fa_heap_t *heap = (fa_heap_t *)carve_next;
     carve_next += sizeof(fa_heap_t);
     heap->all_next = all_heaps;
-    all_heaps = heap;
+    fa_atomic_store_release(&all_heaps, heap); /* take_loan walks the list without the lock */
     return heap;
 }
 
@@ -324,6 +326,181 @@ static void hand_over_idle_class(fa_heap_t *heap, size_t bin)
     queue_head_changed(heap, bin);
 }
 
+/* Block loans. With more threads than cores, the blocks other threads free into the pages of a
+ * thread that is not running wait on those pages' remote-free stacks, and the running threads
+ * open fresh memory meanwhile (rptest:8: at 93 % of the fresh memory touched, another heap's
+ * pages of the class held enough freed blocks; record 126). A heap about to open fresh memory
+ * of a class takes instead the whole remote-free stack of a page of that class of an idle heap
+ * (one whose slow path has not read the clock for FA_LOAN_IDLE_MS) and hands its blocks out
+ * from its slow path. The exchange that takes the stack is the one the owner's collection
+ * makes, so each block is taken by exactly one of them; the page's `used` still counts the
+ * blocks as live, which they are once handed out, and each goes back to its page when freed
+ * (docs/design.md, "Frees from other threads"). No page changes hands: the owner's lists, and
+ * so its fast paths, are untouched. A loan not used up by the next look for idle heads goes
+ * back onto its page's stack. */
+#define FA_LOAN_IDLE_MS 4
+/* Pages of another heap's queue looked at, from its head, and of its full list; heaps looked
+ * at, at most. */
+#define FA_LOAN_SCAN_QUEUE 4
+#define FA_LOAN_SCAN_FULL 8
+#define FA_LOAN_SCAN_HEAPS 64
+
+static bool loans_allowed(void)
+{
+    return fa_option(block_loans) && !_fa_pages_slow && !fa_mode_pages() && !_fa_profiling;
+}
+
+/* A page of class bin with at least `want` blocks on its remote stack, among the first pages
+ * of the heap's queue and full list; NULL if none. Reads another thread's lists as they are:
+ * a hint (descriptors are never unmapped), which take_loan checks. */
+__attribute__((no_sanitize("thread"))) static fa_page_t *loan_candidate(const fa_heap_t *other,
+                                                                        size_t bin, uint32_t want)
+{
+    const fa_page_t *page = other->queues[bin].head;
+    for (int i = 0; page && i < FA_LOAN_SCAN_QUEUE; i++, page = page->next)
+        if (fa_xfree_count(fa_atomic_load_relaxed(&page->xfree)) >= want)
+            return (fa_page_t *)page;
+    page = other->full.head;
+    for (int i = 0; page && i < FA_LOAN_SCAN_FULL; i++, page = page->next)
+        if (page->bin == bin && fa_xfree_count(fa_atomic_load_relaxed(&page->xfree)) >= want)
+            return (fa_page_t *)page;
+    return NULL;
+}
+
+/* Whether page serves class bin: its remote stack then holds blocks of the class (a page is
+ * set up for another class only once its stack is empty and every block came back). Read as it
+ * is; take_loan asks again once the stack is taken. */
+__attribute__((no_sanitize("thread"))) static bool loan_page_class(const fa_page_t *page,
+                                                                   size_t bin)
+{
+    return fa_atomic_load_acquire(&page->state) == FA_PAGE_USED && page->bin == bin &&
+           page->block_size == fa_bin_size(bin);
+}
+
+/* The page is other's, not a slow page's (secure mode, tracing, the profiler's, the mesher's),
+ * nor pooled or abandoned, and serves class bin. */
+static bool loan_page_fits(const fa_page_t *page, const fa_heap_t *other, size_t bin)
+{
+    uintptr_t owner = fa_atomic_load_acquire(&page->owner);
+    return fa_owner_heap(owner) == other && !(owner & FA_OWNER_SLOW) && loan_page_class(page, bin);
+}
+
+/* Put a list of count blocks of page (first to last) back on its remote stack, as remote frees
+ * do, with their notice to a full page's owner or to the pool. */
+static void loan_push_back(fa_page_t *page, fa_block_t *first, fa_block_t *last, uint32_t count)
+{
+    uintptr_t head = fa_atomic_load_relaxed(&page->xfree), pushed;
+    do {
+        last->link = fa_link_encode(fa_xfree_head(head));
+        pushed =
+            (uintptr_t)first | ((head & ~(FA_XFREE_ONE - 1)) + (uintptr_t)count * FA_XFREE_ONE);
+    } while (!fa_atomic_cas_weak_seq_cst(&page->xfree, &head, pushed));
+    uintptr_t owner = fa_atomic_load_seq_cst(&page->owner);
+    if (owner & FA_OWNER_FULL)
+        _fa_heap_notify(page);
+    else if (owner == 0)
+        _fa_page_pool_freed(page, pushed);
+}
+
+/* The loan's blocks count as handed out (stats.c: allocs = frees + live): the remote frees
+ * that put them on the stack are counted as collected, and as frees of the class; given back,
+ * the other way. */
+static void loan_count(size_t bin, uint64_t blocks)
+{
+    fa_atomic_add_relaxed(&_fa_counters.collected[bin], blocks);
+    fa_atomic_add_relaxed(&_fa_counters.bin_frees[bin], blocks);
+}
+
+/* Put a list of blocks of page back on its stack, each link checked on the way; its length. */
+static uint32_t loan_return(fa_page_t *page, fa_block_t *first)
+{
+    uint32_t count = 1;
+    fa_block_t *last = first;
+    for (fa_block_t *next; (next = fa_link_decode(last->link)) != FA_LIST_END; last = next, count++)
+        if (!fa_page_has_block(page, (uintptr_t)next) ||
+            count >= fa_atomic_load_relaxed(&page->capacity))
+            _fa_free_list_corrupt(page, "remote free list");
+    loan_push_back(page, first, last, count);
+    return count;
+}
+
+static void loan_give_back(fa_heap_t *heap, size_t bin)
+{
+    fa_block_t *first = heap->loan[bin];
+    if (!first)
+        return;
+    heap->loan[bin] = NULL;
+    loan_count(bin, (uint64_t)0 - loan_return(heap->loan_page[bin], first));
+}
+
+static void loans_give_back(fa_heap_t *heap)
+{
+    for (size_t bin = 0; bin < FA_BINS; bin++)
+        loan_give_back(heap, bin);
+}
+
+/* Before the heap opens fresh memory of class bin: a loan from an idle heap's page, into
+ * heap->loan[bin]; false if none was found. */
+static bool take_loan(fa_heap_t *heap, size_t bin)
+{
+    if (!loans_allowed() || heap->loan[bin])
+        return false;
+    fa_heap_t *first = fa_atomic_load_acquire(&all_heaps);
+    if (!first || !first->all_next)
+        return false; /* one heap: nobody to borrow from */
+    /* Blocks worth the look: an OS page of them, the memory the heap would touch. */
+    size_t size = fa_bin_size(bin);
+    uint32_t want = size >= FA_OS_PAGE ? 1 : (uint32_t)(FA_OS_PAGE / size);
+    uint64_t now = _fa_os_now_ms();
+    int looked = 0;
+    for (fa_heap_t *other = first; other && looked < FA_LOAN_SCAN_HEAPS;
+         other = other->all_next, looked++) {
+        if (other == heap || now - fa_atomic_load_relaxed(&other->active_ms) < FA_LOAN_IDLE_MS)
+            continue;
+        fa_page_t *page = loan_candidate(other, bin, want);
+        if (!page || !loan_page_fits(page, other, bin))
+            continue;
+        uintptr_t taken = fa_atomic_exchange_acquire(&page->xfree, 0);
+        fa_block_t *list = fa_xfree_head(taken);
+        if (list == FA_LIST_END)
+            continue;
+        /* The page may have been set up again meanwhile for another class (its stack emptied
+         * first): its blocks then go back where they came from. */
+        if (!loan_page_class(page, bin)) {
+            loan_return(page, list);
+            continue;
+        }
+        heap->loan[bin] = list;
+        heap->loan_page[bin] = page;
+        loan_count(bin, fa_xfree_count(taken));
+        return true;
+    }
+    return false;
+}
+
+/* take_loan in _fa_heap_find_page: the class's slots must then name its queue's head, or the
+ * empty page, not a page it borrowed from whose borrow just ended (the page a class opens
+ * otherwise re-points them): so that its next malloc reaches the loan. */
+static bool loan_instead(fa_heap_t *heap, size_t bin)
+{
+    if (!take_loan(heap, bin))
+        return false;
+    queue_head_changed(heap, bin);
+    return true;
+}
+
+void *_fa_heap_loan_pop(fa_heap_t *heap, size_t bin)
+{
+    fa_block_t *block = heap->loan[bin];
+    fa_page_t *page = heap->loan_page[bin];
+    fa_block_t *next = fa_link_decode(block->link);
+    if (next != FA_LIST_END && !fa_page_has_block(page, (uintptr_t)next))
+        _fa_free_list_corrupt(page, "remote free list");
+    heap->loan[bin] = next == FA_LIST_END ? NULL : next;
+    block->mark = 0;
+    return block;
+}
+
 /* A queue's head is pinned, so that a malloc/free loop never gives its page away; but then the
  * head of a class the program has stopped using keeps its memory for good (a vector grown once
  * through the medium and big classes leaves an empty head in each). A head found empty at two
@@ -332,6 +509,7 @@ static void hand_over_idle_class(fa_heap_t *heap, size_t bin)
  * (fa_collect), every empty head goes now. */
 void _fa_heap_release_idle_heads(fa_heap_t *heap, bool all)
 {
+    loans_give_back(heap);
     bool busy = !all && heap->idle_ticks - heap->idle_ticks_seen >= FA_IDLE_CLASS_TICKS;
     heap->idle_ticks_seen = heap->idle_ticks;
     for (size_t bin = 0; bin < FA_BINS; bin++) {
@@ -394,6 +572,7 @@ static void maybe_release_idle_heads(fa_heap_t *heap)
     if (++heap->idle_ticks % FA_IDLE_CHECK_EVERY != 0)
         return;
     uint64_t now = _fa_os_now_ms();
+    fa_atomic_store_relaxed(&heap->active_ms, now);
     if (now < heap->next_idle_check)
         return;
     heap->next_idle_check = now + (uint64_t)fa_option(purge_delay);
@@ -579,14 +758,20 @@ void _fa_heap_adopt_pages(fa_heap_t *heap, fa_segment_t *seg)
 }
 
 /* Whether the page's next block would be provisioned over memory no block of it has used
- * since it was taken clean, and is big enough for that to matter: a block of a few OS pages or
- * more. For smaller blocks an extension touches one OS page, and a dirty page taken instead of
- * it leaves the head half used and takes a page other classes (other threads' heaps adopting
- * ours) would have filled whole, so the heap ends up holding more pages, not fewer. */
+ * since it was taken clean: fresh memory, which a loan may spare (take_loan). */
+static bool extends_untouched(const fa_page_t *page)
+{
+    return page->capacity < page->reserved &&
+           (size_t)page->capacity * page->block_size >= (size_t)page->touched * FA_OS_PAGE;
+}
+
+/* The same for a block big enough for that to matter: a block of a few OS pages or more. For
+ * smaller blocks an extension touches one OS page, and a dirty page taken instead of it leaves
+ * the head half used and takes a page other classes (other threads' heaps adopting ours) would
+ * have filled whole, so the heap ends up holding more pages, not fewer. */
 static bool extends_into_untouched(const fa_page_t *page)
 {
-    return page->block_size >= 4 * FA_OS_PAGE && page->capacity < page->reserved &&
-           (size_t)page->capacity * page->block_size >= (size_t)page->touched * FA_OS_PAGE;
+    return page->block_size >= 4 * FA_OS_PAGE && extends_untouched(page);
 }
 
 fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
@@ -634,6 +819,8 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                     return other;
                 continue;
             }
+            if (extends_untouched(page) && loan_instead(heap, bin))
+                return NULL;
             if (_fa_page_extend(page))
                 return page;
             move_to_full(heap, page);
@@ -658,6 +845,8 @@ fa_page_t *_fa_heap_find_page(fa_heap_t *heap, size_t bin)
                 return page;
             continue;
         }
+        if (loan_instead(heap, bin))
+            return NULL;
         page = _fa_segment_take_page(heap, bin, FA_PAGE_CLEAN);
         if (page)
             break;
@@ -803,6 +992,7 @@ static void abandon_page(fa_heap_t *heap, fa_page_t *page)
 static void abandon(fa_heap_t *heap)
 {
     FA_ASSERT(heap->thread == 0); /* its thread left it (leave_mine): no page has a thread word */
+    loans_give_back(heap);
     collect_notified(heap);
     for (size_t bin = 0; bin < FA_BINS; bin++) {
         fa_page_t *page;
@@ -889,6 +1079,7 @@ void _fa_heap_thread_ended(void)
     fa_heap_t *heap = leave_mine();
     if (!heap)
         return;
+    loans_give_back(heap); /* the blocks serve their page's owner, not a heap left waiting */
     fa_mutex_lock(&_fa_global_lock);
     bool park = parked_count < (size_t)fa_option(parked_heaps);
     if (park) {

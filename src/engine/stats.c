@@ -35,11 +35,28 @@ __attribute__((no_sanitize("thread"))) static void add_page(const fa_page_t *pag
     snap->pending[page->bin] += (int64_t)_fa_guard_held_in(page);
 }
 
+/* The blocks on a heap's loan list of one page's blocks (a link out of the page ends the count;
+ * read as it is, like the pages). */
+__attribute__((no_sanitize("thread"))) static uint64_t loan_length(const fa_page_t *page,
+                                                                   const fa_block_t *block)
+{
+    uint64_t n = 0;
+    for (; block && block != FA_LIST_END && n < page->capacity; n++) {
+        if (!fa_page_has_block(page, (uintptr_t)block))
+            break;
+        block = fa_link_decode(block->link);
+    }
+    return n;
+}
+
 __attribute__((no_sanitize("thread"))) static void add_heap(const fa_heap_t *heap, void *arg)
 {
     struct snapshot *snap = arg;
-    for (size_t bin = 0; bin < FA_BINS; bin++)
+    for (size_t bin = 0; bin < FA_BINS; bin++) {
         snap->pending[bin] += (int64_t)heap->remote_frees[bin];
+        /* A loan's blocks count as handed out (heap.c): those still on it are not. */
+        snap->out->size_class[bin].allocs -= loan_length(heap->loan_page[bin], heap->loan[bin]);
+    }
     snap->hot_reuses += heap->large_hot_reuses;
     /* Under _fa_global_lock: a hot mapping stays mapped at least until the lock is let go. */
     const fa_segment_t *hot = fa_atomic_load_acquire(&heap->large_hot);

@@ -422,6 +422,9 @@ typedef struct fa_heap_s {
     uint64_t idle_placed[FA_BINS];
     fa_block_t *idle_free[FA_BINS]; /* the head's `free` then: a class nothing was taken from */
     uint64_t next_idle_check;
+    /* When its slow path last read the clock (ms; atomic: other heaps read it to tell a heap
+     * that has not run for a while: heap.c, block loans). */
+    uint64_t active_ms;
     /* Pages whose sparse trigger fired, oldest first from sparse_first (a ring); the number
      * of candidacies so far names each. */
     fa_sparse_candidate_t sparse[FA_SPARSE_CANDIDATES];
@@ -431,6 +434,11 @@ typedef struct fa_heap_s {
     struct fa_segment_s *large_hot;
     uint64_t large_hot_reuses; /* mallocs served from large_hot (each after a free into it) */
     struct fa_quarantine *quarantine; /* secure mode: blocks freed but not yet reusable */
+    /* Block loans (heap.c): per class, the blocks this heap took off the remote-free stack of
+     * one page of an idle heap, handed out before it opens fresh memory of the class, and
+     * their page. Last: a heap that never borrows never writes them. */
+    fa_block_t *loan[FA_BINS];
+    fa_page_t *loan_page[FA_BINS];
 } fa_heap_t;
 
 _Static_assert(sizeof(fa_page_t) == 256, "page descriptors are 256 bytes (index by shift)");
