@@ -1,9 +1,10 @@
-# libfitalloc.so's code in two parts: first, right after the PLT, the functions a default-mode
-# program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then, in a segment of its own,
-# everything else (the lab, the recorder, secure mode, meshing, reports, the cold parts of
-# functions). The kernel maps a library's code 64 KiB around each page a call faults in, or a
-# large folio of the page cache whole: spread over the whole code, or in one segment with it,
-# the default mode's functions kept all of it resident (docs/design.md, "Start-up").
+# libfitalloc.so's code in three parts: first, right after the PLT, the functions a default-mode
+# program runs (cmake/hot-text.txt, made by tools/hot-text.sh), then the heap profiler's, then,
+# in a segment of its own, everything else (the lab, the recorder, secure mode, meshing,
+# reports, the cold parts of functions). The kernel maps a library's code 64 KiB around each
+# page a call faults in, or a large folio of the page cache whole: spread over the whole code,
+# or in one segment with it, the default mode's functions kept all of it resident
+# (docs/design.md, "Start-up").
 #
 # With -ffunction-sections each function is a section of its own; the linker script is the
 # linker's own default one for a shared library (ld --verbose), with those sections named at
@@ -86,11 +87,41 @@ else()
     string(JOIN "" _fa_eh ${_fa_eh})
     string(REPLACE "  .rodata         : {" "  .rodata ALIGN(0x10000) : {" _fa_ro_apart "${_fa_ro}")
     string(REPLACE "${_fa_ro}${_fa_eh}" "${_fa_ro_apart}" _fa_script_split "${_fa_script}")
+    # The heap profiler's code and read-only data in two segments of their own, between the
+    # call-frame tables and the rest of the code: a profiled program runs about 18 KiB of code
+    # outside the default mode's, which, spread over .text.cold, kept 64 KiB of it resident, and
+    # read .rodata (docs/decisions/122-profile-fixed-memory.md). Its files whole, and the
+    # functions of other files that only a profiled program runs.
+    set(_fa_prof_files "*src/profile/*.o" "*src/platform/stack_walk.c.o"
+        "*src/platform/eh_frame.c.o" "*src/platform/signal_count.c.o"
+        "*src/engine/profile_pages.c.o")
+    # The options' names too (.rodata only), which a process with FITALLOC_PROFILE set reads.
+    set(_fa_prof_ro_files "*src/common/options.c.o")
+    set(_fa_prof_text "")
+    set(_fa_prof_ro "")
+    foreach(f IN LISTS _fa_prof_files)
+        string(APPEND _fa_prof_text "    ${f}(.text .text.*)\n")
+    endforeach()
+    foreach(f IN LISTS _fa_prof_files _fa_prof_ro_files)
+        string(APPEND _fa_prof_ro "    ${f}(.rodata .rodata.*)\n")
+    endforeach()
+    # _fa_malloc_generic's cold part: its jumps to malloc_profiled and malloc_profiled_local.
+    set(_fa_prof_names .text.unlikely.malloc_profiled .text.unlikely.malloc_profiled_local
+        .text.unlikely._fa_malloc_generic
+        .text._fa_os_write .text._fa_os_create_append .text._fa_os_copy_file .text._fa_os_close
+        .text._fa_os_pid .text._fa_os_random .text.find_code .text.program_holds
+        .text._fa_os_code_range .text._fa_os_code_in_program)
+    string(JOIN " " _fa_prof_names ${_fa_prof_names})
+    string(CONCAT _fa_profile "  . = ALIGN(CONSTANT (MAXPAGESIZE));\n  .text.profile   :\n  {\n"
+                  "${_fa_prof_text}    *(${_fa_prof_names})\n  }\n"
+                  "  . = ALIGN(CONSTANT (MAXPAGESIZE));\n  .rodata.profile :\n  {\n"
+                  "${_fa_prof_ro}  }\n")
     # The rest of the code in a segment of its own (.text.cold), after the call-frame tables: a
     # kernel that maps a large folio of the page cache whole maps only its part inside the
     # mapping that faulted, so a small process no longer has all the code resident (record 114).
     # Valgrind makes nothing of a second section named .text; it names the functions of this one.
     string(CONCAT _fa_split "  }\n  . = ALIGN(CONSTANT (MAXPAGESIZE));\n" "${_fa_eh}"
+                  "${_fa_profile}"
                   "  . = ALIGN(CONSTANT (MAXPAGESIZE));\n  .text.cold      :\n  {\n")
     if(NOT _fa_script_split STREQUAL _fa_script)
         string(REPLACE "${_fa_hot}${_fa_rule}" "${_fa_hot}${_fa_split}${_fa_rule}" _fa_script

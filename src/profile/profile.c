@@ -13,7 +13,7 @@
 
 bool _fa_profiling;
 uintptr_t _fa_profile_own_start, _fa_profile_own_end;
-static char prefix[FA_PROFILE_PREFIX_MAX] FA_BSS_APART;
+static char *prefix;
 uint32_t _fa_profile_signals, _fa_profile_signals_seen;
 static uint32_t dumps;
 
@@ -37,6 +37,12 @@ static bool set_up(void)
                        "2M, ...); not profiling\n");
         return false;
     }
+    /* Copied: a program may write over its environment's strings. */
+    fa_mutex_lock(&_fa_profile_lock);
+    prefix = _fa_profile_take(strlen(path) + 1);
+    fa_mutex_unlock(&_fa_profile_lock);
+    if (!prefix)
+        return false;
     strcpy(prefix, path);
     _fa_profile_rate = (uint64_t)fa_option(profile_rate);
     /* An unwritable prefix is found now, not at exit: try the peak file. */

@@ -17,6 +17,9 @@ double _fa_profile_exp_neg(double x); /* exp(-x), x >= 0 */
 double _fa_profile_weight(uint64_t bytes);
 
 /* ---- stacks.c ---- */
+/* `bytes` of zeroed memory, never given back (under the lock): the profiler's tables, stacks
+ * and prefix share its pages. NULL if none can be had. */
+void *_fa_profile_take(size_t bytes);
 struct fa_profile_counts {
     uint64_t live_count, live_bytes, alloc_count, alloc_bytes;
     uint64_t live_granted; /* the bytes granted for the live samples (the lab's usable sizes) */

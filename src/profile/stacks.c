@@ -20,7 +20,7 @@ struct fa_profile_stack *_fa_profile_stacks;
 #define FA_PROFILE_CHUNK ((size_t)1 << 20)
 static char *chunk_at, *chunk_end;
 
-static void *take(size_t bytes)
+void *_fa_profile_take(size_t bytes)
 {
     bytes = (bytes + 15) & ~(size_t)15;
     if ((size_t)(chunk_end - chunk_at) < bytes) {
@@ -37,9 +37,9 @@ static void *take(size_t bytes)
 }
 
 /* ---- stacks ---- */
-/* Hash buckets, from FA_PROFILE_BUCKETS_FIRST (a page) doubled as the stacks outnumber them:
- * a fixed table spread by the hash kept 32 KiB resident in a small program. */
-#define FA_PROFILE_BUCKETS_FIRST 512
+/* Hash buckets, from FA_PROFILE_BUCKETS_FIRST doubled as the stacks outnumber them: a fixed
+ * table spread by the hash kept 32 KiB resident in a small program. */
+#define FA_PROFILE_BUCKETS_FIRST 64
 static struct fa_profile_stack **buckets;
 static size_t bucket_count, stack_count;
 
@@ -57,7 +57,7 @@ static bool buckets_room(void)
     if (buckets && stack_count < bucket_count * 2)
         return true;
     size_t count = buckets ? bucket_count * 2 : FA_PROFILE_BUCKETS_FIRST;
-    struct fa_profile_stack **b = take(count * sizeof *b);
+    struct fa_profile_stack **b = _fa_profile_take(count * sizeof *b);
     if (!b)
         return buckets != NULL; /* longer chains, still correct */
     memset(b, 0, count * sizeof *b);
@@ -79,7 +79,7 @@ static struct fa_profile_stack *stack_of(const uintptr_t *frames, size_t depth)
     for (struct fa_profile_stack *s = *bucket; s; s = s->chain)
         if (s->hash == h && s->depth == depth && !memcmp(s->frames, frames, depth * sizeof *frames))
             return s;
-    struct fa_profile_stack *s = take(sizeof *s + depth * sizeof *frames);
+    struct fa_profile_stack *s = _fa_profile_take(sizeof *s + depth * sizeof *frames);
     if (!s)
         return NULL;
     s->hash = h;
@@ -144,8 +144,8 @@ struct table {
     struct slot slots[];
 };
 static struct table *table;
-/* The first table: 4 KiB of slots, as few sampled blocks live at once in a small program. */
-#define FA_PROFILE_SLOTS_FIRST 128
+/* The first table: 2 KiB of slots, as few sampled blocks live at once in a small program. */
+#define FA_PROFILE_SLOTS_FIRST 64
 
 static size_t slot_of(uintptr_t key, size_t mask)
 {
@@ -154,7 +154,7 @@ static size_t slot_of(uintptr_t key, size_t mask)
 
 static struct table *new_table(size_t slots)
 {
-    struct table *t = _fa_os_map_aligned(sizeof *t + slots * sizeof(struct slot), 4096);
+    struct table *t = _fa_profile_take(sizeof *t + slots * sizeof(struct slot));
     if (t)
         t->mask = slots - 1;
     return t;

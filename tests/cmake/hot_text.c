@@ -10,6 +10,9 @@
  *                            offset <rodata> (.eh_frame, .rodata: platform/compiler.h,
  *                            FA_STARTUP_CONST) made inaccessible: a call or a read there
  *                            prints its offset and ends the program with status 1
+ *   hot_text <end> <rodata> <from> <to>
+ *                            the same but for the segments at file offsets [from, to), left
+ *                            accessible (the heap profiler's, for a profiled run)
  *
  * Made inaccessible, not looked at afterwards: which pages a fault maps around the one it needs
  * depends on the kernel (64 KiB windows, whole large folios of the page cache), what runs does
@@ -98,7 +101,7 @@ static void threads_and_fork(void)
 static struct fence {
     uintptr_t lo, hi, offset;
     const char *what;
-} fences[4];
+} fences[8];
 
 static void put(const char *text)
 {
@@ -111,7 +114,7 @@ static void on_fault(int sig, siginfo_t *info, void *context)
     (void)sig, (void)context;
     uintptr_t at = (uintptr_t)info->si_addr;
     put("libfitalloc: ");
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 8; i++) {
         if (at - fences[i].lo < fences[i].hi - fences[i].lo) {
             char text[64];
             snprintf(text, sizeof text, "%s at file offset %#lx\n", fences[i].what,
@@ -126,19 +129,20 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 
 /* Makes libfitalloc's code from the page after the file offset `end` on (its default-mode
  * code's mapping past it, the mapping of the rest) and its read-only segments from there to the
- * one that holds the file offset `rodata` (not .data.rel.ro's, after it) inaccessible. */
-static int fence(uintptr_t end, uintptr_t rodata)
+ * one that holds the file offset `rodata` (not .data.rel.ro's, after it) inaccessible, but for
+ * the segments at offsets [keep_from, keep_to). */
+static int fence(uintptr_t end, uintptr_t rodata, uintptr_t keep_from, uintptr_t keep_to)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
     if (!maps)
         return 2;
     char line[512];
     int found = 0, data = 0;
-    while (fgets(line, sizeof line, maps) && found < 4) {
+    while (fgets(line, sizeof line, maps) && found < 8) {
         uintptr_t lo, hi, offset;
         char perms[8], path[300] = "";
         if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %299s", &lo, &hi, perms, &offset, path) < 4 ||
-            !strstr(path, "libfitalloc"))
+            !strstr(path, "libfitalloc") || offset - keep_from < keep_to - keep_from)
             continue;
         if (strcmp(perms, "r-xp") == 0 && end - offset < hi - lo) {
             uintptr_t from = (lo + (end - offset) + 4095) & ~(uintptr_t)4095;
@@ -164,8 +168,10 @@ static int fence(uintptr_t end, uintptr_t rodata)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3) {
-        int status = fence(strtoul(argv[1], NULL, 0), strtoul(argv[2], NULL, 0));
+    if (argc == 3 || argc == 5) {
+        int status = fence(strtoul(argv[1], NULL, 0), strtoul(argv[2], NULL, 0),
+                           argc == 5 ? strtoul(argv[3], NULL, 0) : 0,
+                           argc == 5 ? strtoul(argv[4], NULL, 0) : 0);
         if (status != 0)
             return status;
     }

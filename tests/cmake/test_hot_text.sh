@@ -71,24 +71,56 @@ rodata=$(readelf -SW "$lib" | sed 's/^ *\[ *[0-9]*\] *//' | awk '$1 == ".rodata"
 [[ -n "$rodata" ]] || { echo "FAIL: no .rodata in $lib" >&2; exit 1; }
 rodata=$((16#$rodata))
 
+# The heap profiler's segments (.text.profile, .rodata.profile): file offsets [prof_from, prof_to).
+read -r prof_from prof_to < <(readelf -lW "$lib" | awk '
+    /^ +[A-Z_]+ +0x/ { n++; off[n] = $2; size[n] = $5 } # every program header, numbered from 1
+    /^ *[0-9]+ +\.text\.profile *$/ { t = $1 + 1 } /^ *[0-9]+ +\.rodata\.profile *$/ { r = $1 + 1 }
+    END { if (t && r == t + 1) print off[t], off[r], size[r] }')
+if [[ -z "$prof_from" ]]; then
+    echo "FAIL: no segments .text.profile and .rodata.profile, in that order, in $lib" >&2
+    exit 1
+fi
+prof_to=$((${prof_to% *} + ${prof_to#* }))
+
 "${CC:-cc}" -O2 -pthread -fno-builtin -o "$work/hot_text" "$(dirname "$0")/hot_text.c"
-status=0
-# A clean environment: a FITALLOC_* variable (the test's own) makes the options' names read.
-env -i LD_PRELOAD="$lib" "$work/hot_text" "$end" "$rodata" >"$work/out" || status=$?
-if ((status != 0)); then
-    echo "FAIL: status $status; listed code up to file offset $end of $lib:" >&2
+# Runs hot_text with `env` before it and its fences' arguments after; on a fault, says where.
+fenced() {
+    local what=$1 status=0
+    shift
+    "$@" >"$work/out" || status=$?
+    ((status == 0)) && return 0
+    echo "FAIL: $what: status $status:" >&2
     cat "$work/out" >&2
-    # The function that ran there.
+    # The function that ran there: the offset in the file, by its segment, to an address.
+    local at
     at=$(sed -n 's/.*code run at file offset \(0x[0-9a-f]*\).*/\1/p' "$work/out")
     if [[ -n "$at" ]]; then
-        at=$((at - seg_off + seg_vaddr))
+        local off vaddr size
+        while read -r off vaddr size; do
+            if ((at >= off && at < off + size)); then
+                at=$((at - off + vaddr))
+                break
+            fi
+        done < <(readelf -lW "$lib" | awk '$1 == "LOAD" { print $2, $3, $5 }')
         nm -n --defined-only "$lib" | while read -r addr type name; do
             ((16#$addr <= at)) || break
             echo "$name"
         done | tail -n 1 | sed 's/^/in: /' >&2
     fi
     exit 1
+}
+# A clean environment: a FITALLOC_* variable (the test's own) makes the options' names read.
+fenced "listed code up to file offset $end" \
+    env -i LD_PRELOAD="$lib" "$work/hot_text" "$end" "$rodata"
+# Profiled, sampling often: the profiler's segments are all it runs and reads beyond the
+# default mode's code (its files written at exit and by the fork's child included).
+fenced "profiled, code beyond file offset $end outside the profiler's segments" \
+    env -i LD_PRELOAD="$lib" FITALLOC_PROFILE="$work/p" FITALLOC_PROFILE_RATE=4K \
+    "$work/hot_text" "$end" "$rodata" "$prof_from" "$prof_to"
+if ! ls "$work"/p.*.peak.heap >/dev/null 2>&1; then
+    echo "FAIL: the profiled run wrote no profile" >&2
+    exit 1
 fi
 printf 'ok: %d bytes of listed functions in %d bytes, nothing beyond them run, nothing of\n' \
     "$total" $((hi - lo))
-echo "    .rodata read"
+echo "    .rodata read; profiled, nothing beyond the profiler's segments"
