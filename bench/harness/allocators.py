@@ -39,6 +39,8 @@ FITALLOC_VARIANTS = {"fitalloc": {}, "fitalloc-secure": {"FITALLOC_SECURE": "1"}
                      "fitalloc-mesh": {"FITALLOC_MESH": "1"},
                      # meshing with the mesher's CPU bounded to 10 % of the process's (record 098)
                      "fitalloc-mesh-cpu10": {"FITALLOC_MESH": "1", "FITALLOC_MESH_CPU": "10"},
+                     # meshing that merges nothing, only gives back empty frames (record 128)
+                     "fitalloc-mesh-giveback": {"FITALLOC_MESH": "1", "FITALLOC_MESH_MERGE": "0"},
                      # the heap profiler (docs/profile.md) at its default rate, at 64 KiB, at 2 MiB
                      "fitalloc-profile": {"FITALLOC_PROFILE": "{tmp}/profile"},
                      "fitalloc-profile-64k": {"FITALLOC_PROFILE": "{tmp}/profile",
@@ -54,7 +56,8 @@ BASELINE_SECURE = "fitalloc-secure-baseline"
 # and gives back memory a fragmented heap holds: the Redis study runs it beside fitalloc
 # (redis_study.py); in the timed runs it would add a seventh of their time for workloads that
 # are not its question. The heap profiler's costs (issue 41) are a question of their own too.
-OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "fitalloc-mesh-cpu10", "mesh",
+OPTIONAL_NAMES = ["fitalloc-trace", "fitalloc-mesh", "fitalloc-mesh-cpu10",
+                  "fitalloc-mesh-giveback", "mesh",
                   "fitalloc-profile", "fitalloc-profile-64k", "fitalloc-profile-2m"]
 FITALLOC_BUILD = ("cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "
                   "&& cmake --build build   (or: bash tools/bench.sh, which does it)")

@@ -19,6 +19,7 @@ COLOURS = {
     "fitalloc-secure-baseline": "#4a6fa5",
     "fitalloc-mesh": "#17becf",
     "fitalloc-mesh-cpu10": "#76d7e3",
+    "fitalloc-mesh-giveback": "#0b7285",
     "fitalloc-trace": "#9ecae1",
     "fitalloc-profile": "#2171b5",
     "fitalloc-profile-64k": "#4292c6",

@@ -30,6 +30,8 @@
     X(mesh_period, "MESH_PERIOD", FA_OPT_MS, 400, 0, "milliseconds between two meshing passes")    \
     X(mesh_cpu, "MESH_CPU", FA_OPT_COUNT, 0, 0,                                                    \
       "meshing: most of the process's CPU the mesher takes, in percent (0: no bound)")             \
+    X(mesh_merge, "MESH_MERGE", FA_OPT_BOOL, 1, 0,                                                 \
+      "meshing: merge frames (0: only give back detached pages' empty frames)")                    \
     X(mode, "MODE", FA_OPT_CHOICE, 0, "fast|lab", "engine: the fast allocator or the policy lab")  \
     X(trace, "TRACE", FA_OPT_STRING, 0, 0,                                                         \
       "record every allocation call to this file (docs/trace.md)")                                 \

@@ -9,6 +9,12 @@
 #include "engine/size_class.h"
 #include "profile/profile.h"
 
+/* The block the core's malloc past the fast paths handed out last, if it came off a `free` list
+ * of zero memory (types.h: free_zero), else NULL: calloc, which reaches that malloc through
+ * the mode's table, does not clear it. Read right after the call: a malloc made inside it
+ * (the purger's start) leaves another block here, never that one. */
+static __thread fa_block_t *zero_block __attribute__((tls_model("initial-exec")));
+
 /* The core's malloc past the fast paths (common/mode.h): the thread's heap, made at its first
  * call, then a page of the class, or a large block. */
 void *_fa_core_malloc(size_t n)
@@ -30,6 +36,7 @@ void *_fa_core_malloc(size_t n)
         return NULL;
     }
     fa_block_t *block = fa_page_pop(page);
+    zero_block = page->free_zero ? block : NULL;
     FA_CHECK_HEAP(heap);
     _fa_purge_safe_point(heap);
     return block;
@@ -157,10 +164,24 @@ void *_fa_calloc(size_t count, size_t size)
     }
     if (total > FA_CLASS_MAX)
         return _fa_mode->large(total, FA_ALIGN, true);
-    void *p = fa_malloc_inline(total);
-    if (p)
-        memset(p, 0, total);
-    return p;
+    /* malloc's paths, with a look at whether the block comes from zero memory: then only its
+     * link word is written (the pop cleared its mark), as glibc and mimalloc leave memory fresh
+     * from the kernel alone (record 124). */
+    fa_heap_t *heap = _fa_heap_tls;
+    fa_page_t *page =
+        total <= FA_DIRECT_MAX ? heap->direct[total] : heap->bin_page[fa_bin_of(total)];
+    fa_block_t *block = fa_direct_pop(page);
+    bool zero = block && page->free_zero;
+    if (!block) {
+        zero_block = NULL;
+        block = _fa_malloc_generic(total, heap);
+        zero = block && block == zero_block;
+    }
+    if (zero)
+        block->link = 0;
+    else if (block)
+        memset(block, 0, total);
+    return block;
 }
 
 /* realloc of one of the core's blocks without a move where it can: the block kept when the new

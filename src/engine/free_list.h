@@ -109,6 +109,10 @@ static inline void fa_page_take_local(fa_page_t *page)
     page->used = all;
     page->free = page->local;
     page->local = FA_LIST_END;
+    /* Tested first: the page's first line, which other threads' frees read, is written only
+     * when the list handed over was zero memory. */
+    if (page->free_zero)
+        page->free_zero = 0;
 }
 
 /* The blocks on `free` (counted in `used` but not handed out), up to the page's capacity: a

@@ -103,15 +103,17 @@ static bool file_ready(void)
     return true;
 }
 
-/* Whether merges may copy frames: the frames copied can be frozen against the kernel's
- * writes too (a read into a block would fail with EFAULT against a read-only frame), and the
- * memory file exists. Where not, passes still give back the frames without a live byte,
- * which needs no copy; FITALLOC_VERBOSE=1 says so, once. */
+/* Whether merges may copy frames: FITALLOC_MESH_MERGE allows them, the frames copied can be
+ * frozen against the kernel's writes too (a read into a block would fail with EFAULT against a
+ * read-only frame), and the memory file exists. Where not, passes still give back the frames
+ * without a live byte, which needs no copy; FITALLOC_VERBOSE=1 says so, once. */
 static bool merging_ready(void)
 {
     static bool said;
     const char *why = NULL;
-    if (_fa_os_freeze_ready(&why) && file_ready())
+    if (!fa_option(mesh_merge))
+        why = "FITALLOC_MESH_MERGE=0";
+    else if (_fa_os_freeze_ready(&why) && file_ready())
         return true;
     if (!said && fa_option(verbose))
         _fa_message(2, "fitalloc: meshing gives back empty pages but merges none: %s\n",

@@ -50,6 +50,7 @@ void _fa_page_init(fa_page_t *page, fa_heap_t *heap, size_t bin)
         own->page_class_changed(page, end);
     page->capacity = 0;
     page->free = page->local = FA_LIST_END;
+    page->free_zero = 0;
     page->placed = 0;
     page->used = page->listed = 0;
     page->pinned = 0;
@@ -133,8 +134,11 @@ bool _fa_page_extend(fa_page_t *page)
             : !_fa_segment_open((fa_segment_t *)seg,
                                 (uintptr_t)first - seg + (count - skip) * size))
         return false;
-    if (page->fresh && !own)
+    /* The new blocks go in front of `free`: it stays all zero memory if it was and they are. */
+    bool zero = page->fresh && !own;
+    if (zero)
         check_fresh(page, first);
+    page->free_zero = zero && (page->free == FA_LIST_END || page->free_zero);
     page->free = own ? own->new_blocks(page, first, count, page->free)
                      : link_new_blocks(page, first, count - skip, page->free);
     size_t linked = count - (page->capacity == 0 && (skip || own));

@@ -165,7 +165,10 @@ typedef struct fa_page_s {
      * which tells the profiler, as a slow page's do (FA_OWNER_SLOW, thread word 0). Set and
      * cleared by the owner. */
     uint8_t prof_slow;
-    uint8_t pad_flags;
+    /* Every block on `free` was provisioned in memory that reads as zero (a page taken CLEAN,
+     * past its capacity), and none has been handed out: zero but for its link word, so calloc
+     * does not clear it. Set by _fa_page_extend, cleared when `local` becomes `free`. */
+    uint8_t free_zero;
     /* enum fa_page_state (the purger changes it while the page is free), alone in its word: the
      * compiler reads the flags above in one load, which must not take in a byte another thread
      * writes. */

@@ -5,6 +5,7 @@
  *              ioctl): no merge, as for most unprivileged processes;
  *   proc       /proc is an empty tmpfs (a mount namespace): meshing runs without it, fork too;
  *   huge       FITALLOC_HUGE_PAGES=1: meshing off;
+ *   merge-off  FITALLOC_MESH_MERGE=0: no merge, the frames without a live byte given back;
  *   segv-fork  a thread that blocks SIGSEGV forks with meshed pages: the child's blocks read
  *              by the kernel, then by the child;
  *   own-uffd   the program registered its blocks' pages with a userfaultfd of its own, which
@@ -177,13 +178,23 @@ static void work(const char *name)
     if (strcmp(name, "own-uffd") == 0 && !register_blocks_elsewhere())
         exit(SKIP);
     free_most(5);
+    /* Runs of 128 neighbouring blocks freed whole: frames without a live block to give back. */
+    if (strcmp(name, "merge-off") == 0)
+        for (size_t i = 0; i < count; i++)
+            if (blocks[i] && i / 128 % 2) {
+                fa_free(blocks[i]);
+                blocks[i] = NULL;
+            }
     for (int pass = 0; pass < 8; pass++)
         fa_collect();
     check_blocks();
     struct fa_stats s = fa_test_stats();
     if (strcmp(name, "memfd") == 0 || strcmp(name, "uffd") == 0 || strcmp(name, "huge") == 0 ||
-        strcmp(name, "own-uffd") == 0)
+        strcmp(name, "own-uffd") == 0 || strcmp(name, "merge-off") == 0)
         CHECK_EQ(s.mesh_merges, 0);
+    if (strcmp(name, "merge-off") == 0)
+        CHECK_MSG(s.mesh_returned >= 64 * 4096, "%llu bytes given back, 64 frames expected",
+                  (unsigned long long)s.mesh_returned);
     if (strcmp(name, "huge") == 0)
         CHECK_EQ(s.mesh_detached, 0);
     if (strcmp(name, "segv-fork") == 0 && s.mesh_merges == 0)
@@ -219,6 +230,9 @@ int main(int argc, char **argv)
     expect(self, "uffd", mesh, "merges none: no userfaultfd that catches the kernel's writes");
     expect(self, "proc", mesh, NULL);
     expect(self, "huge", huge, "fitalloc: meshing off: FITALLOC_HUGE_PAGES=1");
+    const char *merge_off[] = {"FITALLOC_MESH=1", "FITALLOC_MESH_PERIOD=1", "FITALLOC_MESH_MERGE=0",
+                               "FITALLOC_VERBOSE=1", NULL};
+    expect(self, "merge-off", merge_off, "merges none: FITALLOC_MESH_MERGE=0");
     expect(self, "segv-fork", mesh, NULL);
     expect(self, "own-uffd", mesh, NULL);
     return 0;
