@@ -21,6 +21,8 @@
 #include <stdlib.h>
 
 #include "lib/args.h"
+#include "lib/cache_objects.h"
+#include "lib/threads.h"
 #include "lib/timing.h"
 
 #define USAGE                                                                                      \
@@ -34,32 +36,13 @@ static unsigned char *given[MAX_THREADS];
 
 static void *worker(void *arg)
 {
-    uint64_t id = (uint64_t)(intptr_t)arg, sum = 0;
+    uint64_t id = (uint64_t)(intptr_t)arg;
     if (given[id][0] != (unsigned char)(0xa0 + id)) {
         fprintf(stderr, "cache-scratch: CORRUPTION: the object given to thread %d\n", (int)id);
         exit(1);
     }
     free(given[id]);
-    for (long i = 0; i < objects; i++) {
-        volatile unsigned char *obj = malloc((size_t)obj_size);
-        if (!obj) {
-            fprintf(stderr, "cache-scratch: malloc failed\n");
-            exit(1);
-        }
-        for (long r = 0; r < repeat; r++)
-            for (int k = 0; k < obj_size; k++)
-                obj[k] = (unsigned char)(obj[k] * 0 + r + k + id);
-        for (int k = 0; k < obj_size; k++) {
-            if (obj[k] != (unsigned char)(repeat - 1 + k + id)) {
-                fprintf(stderr, "cache-scratch: CORRUPTION: object at %p byte %d\n", (void *)obj,
-                        k);
-                exit(1);
-            }
-            sum += obj[k];
-        }
-        free((void *)obj);
-    }
-    return (void *)(uintptr_t)sum;
+    return (void *)(uintptr_t)cache_objects(objects, (size_t)obj_size, repeat, id);
 }
 
 int main(int argc, char **argv)
@@ -82,19 +65,8 @@ int main(int argc, char **argv)
         }
         given[t][0] = (unsigned char)(0xa0 + t);
     }
-    pthread_t th[MAX_THREADS];
     double t0 = now_s();
-    for (int t = 0; t < threads; t++)
-        if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t)) {
-            fprintf(stderr, "cache-scratch: pthread_create failed\n");
-            return 1;
-        }
-    uint64_t sum = 0;
-    for (int t = 0; t < threads; t++) {
-        void *ret;
-        pthread_join(th[t], &ret);
-        sum += (uint64_t)(uintptr_t)ret;
-    }
+    uint64_t sum = run_threads(threads, worker, NULL, 0);
     printf("time_s %.6f\nok cache-scratch %016llx\n", now_s() - t0, (unsigned long long)sum);
     return 0;
 }

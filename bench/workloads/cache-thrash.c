@@ -15,6 +15,8 @@
 #include <stdlib.h>
 
 #include "lib/args.h"
+#include "lib/cache_objects.h"
+#include "lib/threads.h"
 #include "lib/timing.h"
 
 #define USAGE "cache-thrash --size smoke|real|full"
@@ -25,26 +27,8 @@ static long objects, repeat;
 
 static void *worker(void *arg)
 {
-    uint64_t id = (uint64_t)(intptr_t)arg, sum = 0;
-    for (long i = 0; i < objects; i++) {
-        volatile unsigned char *obj = malloc(OBJ_SIZE);
-        if (!obj) {
-            fprintf(stderr, "cache-thrash: malloc failed\n");
-            exit(1);
-        }
-        for (long r = 0; r < repeat; r++)
-            for (int k = 0; k < OBJ_SIZE; k++)
-                obj[k] = (unsigned char)(obj[k] * 0 + r + k + id);
-        for (int k = 0; k < OBJ_SIZE; k++) {
-            if (obj[k] != (unsigned char)(repeat - 1 + k + id)) {
-                fprintf(stderr, "cache-thrash: CORRUPTION: object at %p byte %d\n", (void *)obj, k);
-                exit(1);
-            }
-            sum += obj[k];
-        }
-        free((void *)obj);
-    }
-    return (void *)(uintptr_t)sum;
+    uint64_t id = (uint64_t)(intptr_t)arg;
+    return (void *)(uintptr_t)cache_objects(objects, OBJ_SIZE, repeat, id);
 }
 
 int main(int argc, char **argv)
@@ -52,19 +36,8 @@ int main(int argc, char **argv)
     enum bench_size size = bench_parse(argc, argv, USAGE, NULL);
     objects = size == BENCH_SMOKE ? 20000 : 100000;
     repeat = size == BENCH_SMOKE ? 500 : 1000;
-    pthread_t th[THREADS];
     double t0 = now_s();
-    for (int t = 0; t < THREADS; t++)
-        if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t)) {
-            fprintf(stderr, "cache-thrash: pthread_create failed\n");
-            return 1;
-        }
-    uint64_t sum = 0;
-    for (int t = 0; t < THREADS; t++) {
-        void *ret;
-        pthread_join(th[t], &ret);
-        sum += (uint64_t)(uintptr_t)ret;
-    }
+    uint64_t sum = run_threads(THREADS, worker, NULL, 0);
     printf("time_s %.6f\nok cache-thrash %016llx\n", now_s() - t0, (unsigned long long)sum);
     return 0;
 }

@@ -41,12 +41,6 @@
 #define BUF_SIZE 10240
 #define MAX_THREADS 1024
 
-static void corrupt(size_t n, const void *p)
-{
-    fprintf(stderr, "cs33: CORRUPTION: block of %zu B at %p was overwritten\n", n, p);
-    exit(1);
-}
-
 /* ---- test 1 ---- */
 
 static long iters_per_thread;
@@ -83,14 +77,8 @@ static void *churn(void *arg)
     for (long i = 0; i < iters_per_thread; i++) {
         size_t n = 8 * (size_t)((i % N) + 1);
         uint64_t tag = mix64((id << 40) ^ (uint64_t)i);
-        void *p = malloc(n);
-        if (!p) {
-            fprintf(stderr, "cs33: malloc(%zu) failed\n", n);
-            exit(1);
-        }
-        tag_write(p, n, tag);
-        if (!tag_ok(p, n, tag))
-            corrupt(n, p);
+        void *p = tagged_malloc(n, tag);
+        tagged_check(p, n, tag);
         sum += n;
         free(p);
     }
@@ -158,13 +146,7 @@ static void *producer(void *arg)
         sem_wait(&pr->empty);
         for (int j = 0; j < ALLOCS_PER_ITER; j++, seq++) {
             size_t n = 4 * (size_t)((j % N) + 1);
-            void *p = malloc(n);
-            if (!p) {
-                fprintf(stderr, "cs33: malloc(%zu) failed\n", n);
-                exit(1);
-            }
-            tag_write(p, n, block_tag(pr->id, seq));
-            pr->buf[in] = p;
+            pr->buf[in] = tagged_malloc(n, block_tag(pr->id, seq));
             in = (in + 1) % BUF_SIZE;
         }
         sem_post(&pr->occupied);
@@ -182,10 +164,8 @@ static void *consumer(void *arg)
         for (int j = 0; j < ALLOCS_PER_ITER; j++, seq++) {
             size_t n = 4 * (size_t)((j % N) + 1);
             void *p = pr->buf[out];
-            if (!tag_ok(p, n, block_tag(pr->id, seq)))
-                corrupt(n, p);
+            tagged_free(p, n, block_tag(pr->id, seq));
             sum += n;
-            free(p);
             out = (out + 1) % BUF_SIZE;
         }
         sem_post(&pr->empty);

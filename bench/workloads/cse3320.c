@@ -36,31 +36,6 @@
 #define NB 10000
 #define NLEAK 1000
 
-static void *alloc_tagged(size_t n, uint64_t tag)
-{
-    void *p = malloc(n);
-    if (!p) {
-        fprintf(stderr, "cse3320: malloc(%zu) failed\n", n);
-        exit(1);
-    }
-    tag_write(p, n, tag);
-    return p;
-}
-
-static void check(void *p, size_t n, uint64_t tag)
-{
-    if (!tag_ok(p, n, tag)) {
-        fprintf(stderr, "cse3320: CORRUPTION: block of %zu B at %p was overwritten\n", n, p);
-        exit(1);
-    }
-}
-
-static void free_tagged(void *p, size_t n, uint64_t tag)
-{
-    check(p, n, tag);
-    free(p);
-}
-
 static uint64_t a_tag(int i)
 {
     return mix64((uint64_t)i);
@@ -92,40 +67,40 @@ int main(int argc, char **argv)
     int lab = lab_stats(&at_start);
     double t0 = now_s();
     void *p1 = malloc(p1_size); /* may fail: 5 GB needs over-commit; not a bug */
-    void *p2 = alloc_tagged(1024, 1), *p3 = alloc_tagged(35, 2);
+    void *p2 = tagged_malloc(1024, 1), *p3 = tagged_malloc(35, 2);
     free(p1);
     int j = 0;
     for (int i = 0; i < NA; i++) {
-        A[i] = alloc_tagged(1024, a_tag(i));
+        A[i] = tagged_malloc(1024, a_tag(i));
         if (i % 10 == 0 && i > 0) {
-            free_tagged(A[i], 1024, a_tag(i));
-            B[j] = alloc_tagged(100, b_tag(j));
+            tagged_free(A[i], 1024, a_tag(i));
+            B[j] = tagged_malloc(100, b_tag(j));
             j++;
         }
     }
-    free_tagged(alloc_tagged(10, 3), 10, 3);
-    free_tagged(alloc_tagged(1, 4), 1, 4);
+    tagged_free(tagged_malloc(10, 3), 10, 3);
+    tagged_free(tagged_malloc(1, 4), 1, 4);
     int nleak = 0;
     for (int k = 0; k < 10000; k++) {
         if (k % 10 != 0) {
-            free_tagged(A[k], 1024, a_tag(k));
+            tagged_free(A[k], 1024, a_tag(k));
         } else {
-            leaked[nleak] = alloc_tagged(150, leak_tag(nleak));
+            leaked[nleak] = tagged_malloc(150, leak_tag(nleak));
             nleak++;
         }
     }
     for (int m = 0; m < j; m++)
-        free_tagged(B[m], 100, b_tag(m));
-    free_tagged(p2, 1024, 1);
+        tagged_free(B[m], 100, b_tag(m));
+    tagged_free(p2, 1024, 1);
     double elapsed = now_s() - t0;
 
     /* Still allocated, as in the original: check them, do not free them. */
-    check(p3, 35, 2);
+    tagged_check(p3, 35, 2);
     for (int i = 10000; i < NA; i++)
         if (i % 10 != 0) /* the others were freed in the first loop */
-            check(A[i], 1024, a_tag(i));
+            tagged_check(A[i], 1024, a_tag(i));
     for (int k = 0; k < nleak; k++)
-        check(leaked[k], 150, leak_tag(k));
+        tagged_check(leaked[k], 150, leak_tag(k));
 
     /* WHY print before reading the counters: the report's counters include stdout's buffer. */
     printf("\nheap management statistics (%s)\n", variant);

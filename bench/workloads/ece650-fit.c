@@ -42,26 +42,6 @@ struct block {
     void *address;
 };
 
-static void *alloc_tagged(size_t n, uint64_t tag)
-{
-    void *p = malloc(n);
-    if (!p) {
-        fprintf(stderr, "ece650-fit: malloc(%zu) failed\n", n);
-        exit(1);
-    }
-    tag_write(p, n, tag);
-    return p;
-}
-
-static void free_tagged(void *p, size_t n, uint64_t tag)
-{
-    if (!tag_ok(p, n, tag)) {
-        fprintf(stderr, "ece650-fit: CORRUPTION: block of %zu B at %p was overwritten\n", n, p);
-        exit(1);
-    }
-    free(p);
-}
-
 /* Print the fragmentation figures now (lab only): the kit's two library calls. */
 static void sample_fragmentation(void)
 {
@@ -82,31 +62,31 @@ static uint64_t equal_size_allocs(int num_iters)
     static void *array[NUM_ITEMS], *spacing[NUM_ITEMS];
     const size_t n = ALLOC_SIZE;
     for (int i = 0; i < NUM_ITEMS; i++) {
-        array[i] = alloc_tagged(n, mix64((uint64_t)i));
-        spacing[i] = alloc_tagged(n, mix64((1ULL << 40) | (uint64_t)i));
+        array[i] = tagged_malloc(n, mix64((uint64_t)i));
+        spacing[i] = tagged_malloc(n, mix64((1ULL << 40) | (uint64_t)i));
     }
     for (int i = 0; i < NUM_ITEMS; i++)
-        free_tagged(array[i], n, mix64((uint64_t)i));
+        tagged_free(array[i], n, mix64((uint64_t)i));
 
     double t0 = now_s();
     for (int i = 0; i < num_iters; i++) {
         uint64_t it = (uint64_t)i << 20; /* tag of array[j] in iteration i: mix64(it | j) */
         for (int j = 0; j < 1000; j++)
-            array[j] = alloc_tagged(n, mix64(it | (uint64_t)j));
+            array[j] = tagged_malloc(n, mix64(it | (uint64_t)j));
         for (int j = 1000; j < NUM_ITEMS; j++) {
-            array[j] = alloc_tagged(n, mix64(it | (uint64_t)j));
-            free_tagged(array[j - 1000], n, mix64(it | (uint64_t)(j - 1000)));
+            array[j] = tagged_malloc(n, mix64(it | (uint64_t)j));
+            tagged_free(array[j - 1000], n, mix64(it | (uint64_t)(j - 1000)));
             if (i == num_iters / 2 && j == NUM_ITEMS / 2)
                 sample_fragmentation();
         }
         for (int j = 9000; j < NUM_ITEMS; j++)
-            free_tagged(array[j], n, mix64(it | (uint64_t)j));
+            tagged_free(array[j], n, mix64(it | (uint64_t)j));
     }
     double elapsed = now_s() - t0;
     printf("Execution Time = %f seconds\ntime_s %.6f\n", elapsed, elapsed);
     printf("mallocs %llu\n", (unsigned long long)num_iters * NUM_ITEMS);
     for (int i = 0; i < NUM_ITEMS; i++)
-        free_tagged(spacing[i], n, mix64((1ULL << 40) | (uint64_t)i));
+        tagged_free(spacing[i], n, mix64((1ULL << 40) | (uint64_t)i));
     return (uint64_t)num_iters * NUM_ITEMS;
 }
 
@@ -165,18 +145,18 @@ static uint64_t range_rand_allocs(const struct rand_test *t)
     }
 
     for (int i = 0; i < NUM_ITEMS; i++)
-        set[0][i].address = alloc_tagged(set[0][i].bytes, set_tag(0, i));
+        set[0][i].address = tagged_malloc(set[0][i].bytes, set_tag(0, i));
     double t0 = now_s();
     for (int i = 0; i < t->num_iters; i++) {
         int s = i % 2;
         for (int j = 0; j < NUM_ITEMS; j += BATCH) {
             for (int k = 0; k < BATCH; k++) {
                 struct block *b = &set[s][free_list[j + k]];
-                free_tagged(b->address, b->bytes, set_tag(s, free_list[j + k]));
+                tagged_free(b->address, b->bytes, set_tag(s, free_list[j + k]));
             }
             for (int k = 0; k < BATCH; k++) {
                 struct block *b = &set[1 - s][j + k];
-                b->address = alloc_tagged(b->bytes, set_tag(1 - s, j + k));
+                b->address = tagged_malloc(b->bytes, set_tag(1 - s, j + k));
             }
         }
     }
@@ -190,7 +170,7 @@ static uint64_t range_rand_allocs(const struct rand_test *t)
     sample_fragmentation();
     int live = t->num_iters % 2; /* the set allocated last */
     for (int i = 0; i < NUM_ITEMS; i++)
-        free_tagged(set[live][i].address, set[live][i].bytes, set_tag(live, i));
+        tagged_free(set[live][i].address, set[live][i].bytes, set_tag(live, i));
     return mix64(sum[0] ^ (sum[1] << 1) ^ (uint64_t)t->num_iters);
 }
 

@@ -35,6 +35,7 @@
 #include "lib/lab.h"
 #include "lib/overlap.h"
 #include "lib/pattern.h"
+#include "lib/threads.h"
 #include "lib/timing.h"
 
 #define USAGE                                                                                      \
@@ -238,14 +239,7 @@ static void run_test(const struct test *t)
     int lab = lab_stats(&lab_before);
     uintptr_t brk_before = (uintptr_t)sbrk(0);
     double t0 = now_s();
-    pthread_t th[NUM_THREADS];
-    for (int k = 0; k < NUM_THREADS; k++)
-        if (pthread_create(&th[k], NULL, t->thread_body, (void *)(intptr_t)k)) {
-            fprintf(stderr, "ece650-ts: pthread_create failed\n");
-            exit(1);
-        }
-    for (int k = 0; k < NUM_THREADS; k++)
-        pthread_join(th[k], NULL);
+    run_threads(NUM_THREADS, t->thread_body, NULL, 0);
     double elapsed = now_s() - t0;
     uintptr_t brk_after = (uintptr_t)sbrk(0);
     lab = lab && lab_stats(&lab_after);

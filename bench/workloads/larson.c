@@ -50,16 +50,6 @@ struct chain {
 static struct chain chains[MAX_CHAINS];
 static sem_t chain_done;
 
-static void check_free(struct block *b)
-{
-    if (!tag_ok(b->p, b->n, b->tag)) {
-        fprintf(stderr, "larson: CORRUPTION: block of %zu B at %p was overwritten\n", b->n,
-                (void *)b->p);
-        exit(1);
-    }
-    free(b->p);
-}
-
 static void *worker(void *arg)
 {
     struct chain *c = arg;
@@ -70,16 +60,11 @@ static void *worker(void *arg)
         struct block *b = &c->slot[r % SLOTS];
         if (b->p) {
             c->sum += b->n;
-            check_free(b);
+            tagged_free(b->p, b->n, b->tag);
         }
         b->n = MIN_SIZE + (size_t)((r >> 32) % (MAX_SIZE - MIN_SIZE + 1));
-        b->p = malloc(b->n);
-        if (!b->p) {
-            fprintf(stderr, "larson: malloc(%zu) failed\n", b->n);
-            exit(1);
-        }
         b->tag = mix64(((uint64_t)c->id << 56) ^ c->next_tag++);
-        tag_write(b->p, b->n, b->tag);
+        b->p = tagged_malloc(b->n, b->tag);
     }
     if (--c->generations_left == 0) {
         c->previous = pthread_self();
@@ -132,7 +117,7 @@ int main(int argc, char **argv)
         pthread_join(c->previous, NULL); /* the last thread of the chain */
         for (int i = 0; i < SLOTS; i++)
             if (c->slot[i].p)
-                check_free(&c->slot[i]);
+                tagged_free(c->slot[i].p, c->slot[i].n, c->slot[i].tag);
         sum = mix64(sum ^ c->sum);
     }
     long ops = nchains * generations * steps;

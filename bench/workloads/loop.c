@@ -21,6 +21,7 @@
 
 #include "lib/args.h"
 #include "lib/pattern.h"
+#include "lib/threads.h"
 
 #define USAGE                                                                                      \
     "loop --size smoke|real|full [--block B (1..1048576, default 16)] [--threads T (1..64)]"
@@ -63,17 +64,7 @@ int main(int argc, char **argv)
     if (threads == 1) {
         sum = (uint64_t)(uintptr_t)run(NULL);
     } else {
-        pthread_t th[MAX_THREADS];
-        for (long t = 0; t < threads; t++)
-            if (pthread_create(&th[t], NULL, run, (void *)(uintptr_t)t) != 0) {
-                fprintf(stderr, "loop: pthread_create failed\n");
-                return 1;
-            }
-        for (long t = 0; t < threads; t++) {
-            void *part;
-            pthread_join(th[t], &part);
-            sum += (uint64_t)(uintptr_t)part;
-        }
+        sum = run_threads(threads, run, NULL, 0);
     }
     printf("ok loop %016llx\n", (unsigned long long)mix64(sum));
     return 0;

@@ -17,6 +17,7 @@
 
 #include "lib/args.h"
 #include "lib/pattern.h"
+#include "lib/threads.h"
 
 #define USAGE "short-threads --size smoke|real|full"
 #define THREADS 4
@@ -40,12 +41,7 @@ static struct lane lanes[THREADS];
 
 static uint64_t check_free(struct block *b)
 {
-    if (!tag_ok(b->p, b->n, b->tag)) {
-        fprintf(stderr, "short-threads: CORRUPTION: block of %zu B at %p was overwritten\n", b->n,
-                b->p);
-        exit(1);
-    }
-    free(b->p);
+    tagged_free(b->p, b->n, b->tag);
     b->p = NULL;
     return b->n;
 }
@@ -61,12 +57,7 @@ static void *worker(void *arg)
         uint64_t tag = mix64(((uint64_t)l->wave << 20) ^ ((uint64_t)l->id << 12) ^ (uint64_t)i);
         mine[i].n = 16 + (size_t)(tag % 2033);
         mine[i].tag = tag;
-        mine[i].p = malloc(mine[i].n);
-        if (!mine[i].p) {
-            fprintf(stderr, "short-threads: malloc(%zu) failed\n", mine[i].n);
-            exit(1);
-        }
-        tag_write(mine[i].p, mine[i].n, tag);
+        mine[i].p = tagged_malloc(mine[i].n, tag);
     }
     for (int i = 0; i < BLOCKS; i++) {
         if (i % 2)
@@ -84,16 +75,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < THREADS; k++)
         lanes[k].id = k;
     for (long w = 0; w < waves; w++) {
-        pthread_t th[THREADS];
-        for (int k = 0; k < THREADS; k++) {
-            lanes[k].wave = w;
-            if (pthread_create(&th[k], NULL, worker, &lanes[k])) {
-                fprintf(stderr, "short-threads: pthread_create failed\n");
-                return 1;
-            }
-        }
         for (int k = 0; k < THREADS; k++)
-            pthread_join(th[k], NULL);
+            lanes[k].wave = w;
+        run_threads(THREADS, worker, lanes, sizeof lanes[0]);
     }
     uint64_t sum = 0;
     for (int k = 0; k < THREADS; k++) {

@@ -19,6 +19,7 @@
 
 #include "lib/args.h"
 #include "lib/pattern.h"
+#include "lib/threads.h"
 
 #define USAGE "threads --size smoke|real|full"
 #define NTHREADS 8
@@ -135,14 +136,7 @@ int main(int argc, char **argv)
         workers[t].steps = steps;
     }
     for (int r = 0; r < rounds; r++) {
-        pthread_t th[NTHREADS];
-        for (int t = 0; t < NTHREADS; t++)
-            if (pthread_create(&th[t], NULL, run, &workers[t])) {
-                fprintf(stderr, "threads: pthread_create failed\n");
-                return 1;
-            }
-        for (int t = 0; t < NTHREADS; t++)
-            pthread_join(th[t], NULL);
+        run_threads(NTHREADS, run, workers, sizeof workers[0]);
     }
     /* Main thread frees everything still live: slots and mailboxes. */
     uint64_t sum = 0;

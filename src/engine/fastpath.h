@@ -42,6 +42,19 @@ static inline __attribute__((always_inline)) void *fa_malloc_inline(size_t n)
     return _fa_malloc_generic(n, heap);
 }
 
+/* A free of a block of the thread's own page not on the full list: onto the page's local list,
+ * as the inline free and the profiler's free of an unsampled block (free.c) both push it. */
+static inline __attribute__((always_inline)) void fa_push_own(fa_page_t *page, fa_block_t *block)
+{
+    /* The mark last: stored next to the link, gcc packs the two into one vector store, which
+     * costs three instructions more to assemble. */
+    block->link = fa_link_encode(page->local);
+    page->local = block;
+    block->mark = fa_page_mark(page);
+    if (fa_unlikely(--page->used == 0))
+        _fa_free_reached_zero(page);
+}
+
 /* caller: the function the program called ("free", "operator delete", ...), for reports;
  * size: the size a sized free says the block has (0: not given), checked in secure mode. */
 static inline __attribute__((always_inline)) void fa_free_inline(void *p, const char *caller,
@@ -65,13 +78,7 @@ static inline __attribute__((always_inline)) void fa_free_inline(void *p, const 
                 _fa_free_marked(p, page, caller);
                 return;
             }
-            /* The mark last: stored next to the link, gcc packs the two into one vector store,
-             * which costs three instructions more to assemble. */
-            block->link = fa_link_encode(page->local);
-            page->local = block;
-            block->mark = fa_page_mark(page);
-            if (fa_unlikely(--page->used == 0))
-                _fa_free_reached_zero(page);
+            fa_push_own(page, block);
             return;
         }
         /* another thread's page, a full page, a large block, a secure page (the segment is

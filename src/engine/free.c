@@ -174,11 +174,7 @@ static inline bool free_own_unsampled(void *p, fa_page_t *page, const char *call
     fa_block_t *block = p;
     if (fa_unlikely(block->mark == fa_page_mark(page)) && _fa_block_is_free(page, p))
         _fa_double_free(caller, p, page->block_size);
-    block->link = fa_link_encode(page->local);
-    page->local = block;
-    block->mark = fa_page_mark(page);
-    if (fa_unlikely(--page->used == 0))
-        _fa_free_reached_zero(page);
+    fa_push_own(page, block);
     return true;
 }
 

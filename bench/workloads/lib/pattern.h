@@ -68,6 +68,34 @@ static inline void corruption(const char *what, uint64_t tag, size_t n, size_t o
     exit(1);
 }
 
+/* malloc(n) with tag_write's tag in it; exit(1) with a message if malloc fails. */
+static inline void *tagged_malloc(size_t n, uint64_t tag)
+{
+    void *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "%s: malloc(%zu) failed\n", program_invocation_short_name, n);
+        exit(1);
+    }
+    tag_write(p, n, tag);
+    return p;
+}
+
+/* exit(1) with a message unless the block still holds its tag. */
+static inline void tagged_check(const void *p, size_t n, uint64_t tag)
+{
+    if (!tag_ok(p, n, tag)) {
+        fprintf(stderr, "%s: CORRUPTION: block of %zu B at %p was overwritten\n",
+                program_invocation_short_name, n, p);
+        exit(1);
+    }
+}
+
+static inline void tagged_free(void *p, size_t n, uint64_t tag)
+{
+    tagged_check(p, n, tag);
+    free(p);
+}
+
 /* A denser pattern for the stress shapes: a header (tag, size ^ mix(tag)) at offset 0, a word
  * every 64 bytes from offset 16, and the last 8 bytes. The words never overlap. */
 static inline void block_fill(unsigned char *p, size_t n, uint64_t tag)

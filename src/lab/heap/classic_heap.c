@@ -103,13 +103,11 @@ bool _fa_heap_extend_break(fa_classic_heap *h, size_t add)
     return true;
 }
 
-/* No free block fits: grow the heap by a used block of `size` bytes, extending the last block
- * if it is free (and too small), else appending one at the break. 0 if the heap cannot grow. */
-static uintptr_t grow(fa_classic_heap *h, size_t size)
+uintptr_t _fa_heap_grow(fa_classic_heap *h, size_t size, bool extend)
 {
     if (h->cfg.arena)
         return 0;
-    if (h->last_free) {
+    if (extend && h->last_free) {
         uintptr_t last = h->brk - fa_block_prev_size(h->brk);
         size_t have = fa_block_size(last);
         if (have < size) {
@@ -143,7 +141,7 @@ static uintptr_t take_block(fa_classic_heap *h, size_t size)
         return _fa_slab_take(h, size);
     uintptr_t block = h->policy->find(&h->index, size);
     if (!block)
-        return grow(h, size);
+        return _fa_heap_grow(h, size, true);
     fa_heap_take_free(h, block);
     FA_HEAP_COUNT(h, reuses, 1);
     split(h, block, size);

@@ -71,4 +71,9 @@ static inline void fa_heap_mark_free(uintptr_t block, size_t size)
  * full or the OS refuses. */
 bool _fa_heap_extend_break(fa_classic_heap *h, size_t add);
 
+/* No free block fits: grow the heap by a used block of `size` bytes, extending the last block
+ * if it is free (and too small) and `extend` allows, else appending one at the break. 0 if the
+ * heap cannot grow. */
+uintptr_t _fa_heap_grow(fa_classic_heap *h, size_t size, bool extend);
+
 #endif

@@ -69,33 +69,13 @@ static void set_run_pages(struct fa_slab_lists *s, uintptr_t from, uintptr_t to)
  * it is free and `extend` allows, else a new one appended; 0 if the heap cannot grow. */
 static uintptr_t grow(fa_classic_heap *h, size_t size, bool extend)
 {
-    if (h->cfg.arena)
-        return 0;
     struct fa_slab_lists *s = h->index.slab;
-    if (extend && h->last_free) {
-        uintptr_t last = h->brk - fa_block_prev_size(h->brk);
-        size_t have = fa_block_size(last);
-        if (is_run(s, last) && have < size) {
-            uintptr_t old_brk = h->brk;
-            if (!_fa_heap_extend_break(h, size - have))
-                return 0;
-            fa_heap_index_remove(h, last);
-            fa_block_set_size(last, size, false);
-            h->last_free = false;
-            set_run_pages(s, old_brk, h->brk);
-            FA_HEAP_COUNT(h, payload_grown, size - have);
-            return last;
-        }
-    }
-    uintptr_t run = h->brk;
-    bool prev_free = h->last_free;
-    if (!_fa_heap_extend_break(h, size))
-        return 0;
-    fa_heap_write_header(run, size, false, prev_free);
-    h->last_free = false;
-    set_run_pages(s, run, run + size);
-    FA_HEAP_COUNT(h, blocks, 1);
-    FA_HEAP_COUNT(h, payload_grown, size - FA_BLOCK_HEADER);
+    uintptr_t old_brk = h->brk;
+    /* The last block may be extended only if it is a run, not a class's pages. */
+    bool last_run = h->last_free && is_run(s, old_brk - fa_block_prev_size(old_brk));
+    uintptr_t run = _fa_heap_grow(h, size, extend && last_run);
+    if (run) /* extended or appended, the new pages are those past the old break */
+        set_run_pages(s, old_brk, h->brk);
     return run;
 }
 
