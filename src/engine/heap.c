@@ -433,8 +433,10 @@ static void loan_give_back(fa_heap_t *heap, size_t bin)
     loan_count(bin, (uint64_t)0 - loan_return(heap->loan_page[bin], first));
 }
 
-static void loans_give_back(fa_heap_t *heap)
+static inline __attribute__((always_inline)) void loans_give_back(fa_heap_t *heap)
 {
+    if (!fa_option(block_loans))
+        return;
     for (size_t bin = 0; bin < FA_BINS; bin++)
         loan_give_back(heap, bin);
 }
@@ -481,9 +483,11 @@ static bool take_loan(fa_heap_t *heap, size_t bin)
 /* take_loan in _fa_heap_find_page: the class's slots must then name its queue's head, or the
  * empty page, not a page it borrowed from whose borrow just ended (the page a class opens
  * otherwise re-points them): so that its next malloc reaches the loan. */
-static bool loan_instead(fa_heap_t *heap, size_t bin)
+static inline __attribute__((always_inline)) bool loan_instead(fa_heap_t *heap, size_t bin)
 {
-    if (!take_loan(heap, bin))
+    /* Tested here, inline: with loans off (the default) the default mode runs none of their
+     * code, which lies outside its hot text (cmake/hot-text.txt). */
+    if (!fa_option(block_loans) || !take_loan(heap, bin))
         return false;
     queue_head_changed(heap, bin);
     return true;
